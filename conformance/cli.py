@@ -1,0 +1,237 @@
+"""The `capconf` command.
+
+Every command except `driver` speaks the driver protocol, so `prompt`, `validate` and
+`smoke` work against any implementation (`--impl CMD`), not only the bundled reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import sys
+import tempfile
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from conformance.client import DriverFailure
+from conformance.driver import Driver
+
+READ_LIMIT = 1_048_576 + 1  # the spec's definition size limit, plus one byte to exceed it
+
+
+def _driver(impl: str, timeout: float) -> Driver:
+    from conformance.plugin import make_transport
+
+    return Driver(make_transport(impl, timeout))
+
+
+def _fail(message: str, status: int = 2) -> int:
+    print(f"capconf: {message}", file=sys.stderr)
+    return status
+
+
+def _world_args(world_file: str | None, definition_path: Path | None) -> dict[str, Any]:
+    args: dict[str, Any] = {}
+    base = Path.cwd()
+    if world_file:
+        path = Path(world_file)
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise SystemExit(_fail(f"cannot read world file {world_file}: {exc}"))
+        if not isinstance(loaded, dict):
+            raise SystemExit(_fail(f"world file {world_file} must be a mapping"))
+        args = loaded
+        base = path.resolve().parent
+    workspace = args.get("workspace")
+    if workspace is None:
+        args["workspace"] = str(base.resolve())
+    elif not os.path.isabs(workspace):
+        args["workspace"] = str((base / workspace).resolve())
+    return args
+
+
+def _read_definition(path_text: str) -> tuple[bytes, str]:
+    path = Path(path_text)
+    try:
+        with path.open("rb") as handle:
+            return handle.read(READ_LIMIT), path.name
+    except OSError as exc:
+        raise SystemExit(_fail(f"cannot read {path_text}: {exc.strerror or exc}")) from None
+
+
+def _source(data: bytes, name: str) -> dict[str, Any]:
+    return {"source_b64": base64.b64encode(data).decode("ascii"), "filename": name}
+
+
+def cmd_prompt(ns: argparse.Namespace) -> int:
+    data, name = _read_definition(ns.definition)
+    driver = _driver(ns.impl, ns.timeout)
+    try:
+        driver.request("world.setup", _world_args(ns.world, Path(ns.definition)))
+        result = driver.request("prompt.assemble", _source(data, name))
+    except DriverFailure as exc:
+        return _fail(exc.message)
+    finally:
+        driver.close()
+    sys.stdout.buffer.write(result["prompt"].encode("utf-8"))
+    return 0
+
+
+def _format_diagnostic(file: str, d: dict[str, Any]) -> str:
+    where = file
+    if d.get("line") is not None:
+        where += f":{d['line']}:{d['column']}"
+    path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in d["path"]).lstrip(".")
+    at = f" ({path})" if path else ""
+    return f"{where}: {d['severity']} {d['code']}{at}: {d['message']}"
+
+
+def cmd_validate(ns: argparse.Namespace) -> int:
+    data, name = _read_definition(ns.definition)
+    driver = _driver(ns.impl, ns.timeout)
+    try:
+        driver.request("world.setup", _world_args(ns.world, Path(ns.definition)))
+        result = driver.request("definition.parse", {**_source(data, name), "mode": ns.mode})
+    except DriverFailure as exc:
+        return _fail(exc.message)
+    finally:
+        driver.close()
+    severities = {d["severity"] for d in result["diagnostics"]}
+    status = 2 if ("error" in severities or not result["loaded"]) else (
+        1 if "warning" in severities else 0)
+    if ns.json:
+        out = {"file": ns.definition, "mode": ns.mode, "loaded": result["loaded"],
+               "tools": result["tools"], "diagnostics": result["diagnostics"],
+               "status": status}
+        print(json.dumps(out, indent=2, ensure_ascii=False, sort_keys=True))
+    else:
+        for d in result["diagnostics"]:
+            print(_format_diagnostic(ns.definition, d))
+        print(f"{ns.definition}: granted tools: {', '.join(result['tools']) or '(none)'}")
+    return status
+
+
+def cmd_smoke(ns: argparse.Namespace) -> int:
+    driver = _driver(ns.impl, ns.timeout)
+    try:
+        hello = driver.hello()
+        with tempfile.TemporaryDirectory() as tmp:
+            driver.request("world.setup", {"workspace": os.path.realpath(tmp)})
+    except DriverFailure as exc:
+        return _fail(f"smoke failed ({exc.outcome}): {exc.message}")
+    finally:
+        driver.close()
+    impl = hello["implementation"]
+    print(f"ok: {impl['name']} {impl.get('version', '')}, spec {hello['spec_version']}, "
+          f"features: {', '.join(hello['features'])}")
+    return 0
+
+
+def cmd_driver(ns: argparse.Namespace) -> int:
+    from conformance.reference import serve_stdio
+
+    return serve_stdio(ns.mutant)
+
+
+def suite_dir() -> Path:
+    return Path(str(resources.files("conformance") / "suite"))
+
+
+def cmd_run(ns: argparse.Namespace, extra: list[str]) -> int:
+    import pytest
+
+    ini = Path(str(resources.files("conformance") / "pytest.ini"))
+    args = ["-c", str(ini), "--rootdir", str(suite_dir().parent.parent),
+            "-p", "conformance.plugin", "--impl", ns.impl, "--impl-timeout", str(ns.timeout)]
+    for option, value in (("--report", ns.report), ("--report-md", ns.report_md),
+                          ("--expected-failures", ns.expected_failures)):
+        if value:
+            args += [option, value]
+    for req in ns.req or []:
+        args += ["--req", req]
+    if not any(a.startswith("-q") or a.startswith("-v") for a in extra):
+        args.append("-q")
+    args += [*extra, str(suite_dir())]
+    return int(pytest.main(args))
+
+
+def cmd_matrix(ns: argparse.Namespace) -> int:
+    from conformance.matrix import build_matrix, render_matrix
+
+    matrix = build_matrix()
+    print(render_matrix(matrix))
+    uncovered = [row for row in matrix if row.level == "MUST" and not row.cases
+                 and (ns.strict or row.status == "active")]
+    if uncovered:
+        print(f"\n{len(uncovered)} MUST requirement(s) without a test: "
+              + ", ".join(r.id for r in uncovered), file=sys.stderr)
+        return 1
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="capconf", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def impl_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--impl", default="reference",
+                       help="driver command of the implementation (default: the bundled "
+                            "reference simulator, in-process)")
+        p.add_argument("--timeout", type=float, default=20.0, help="seconds per request")
+
+    run = sub.add_parser("run", help="run the conformance suite (extra args go to pytest)")
+    impl_options(run)
+    run.add_argument("--report", help="JSON Lines report file")
+    run.add_argument("--report-md", help="Markdown summary file")
+    run.add_argument("--expected-failures", help="baseline of case IDs expected to fail")
+    run.add_argument("--req", action="append", help="only cases citing this requirement")
+
+    drv = sub.add_parser("driver", help="serve the reference simulator on stdio")
+    drv.add_argument("--mutant", help="serve a deliberately broken variant (see tests)")
+
+    prompt = sub.add_parser("prompt", help="print the assembled prompt bytes")
+    prompt.add_argument("definition")
+    prompt.add_argument("--world", help="world YAML (keys of world.setup)")
+    impl_options(prompt)
+
+    validate = sub.add_parser("validate", help="diagnostics; exit 0 clean, 1 warnings, 2 errors")
+    validate.add_argument("definition")
+    validate.add_argument("--mode", choices=["parse", "save"], default="parse")
+    validate.add_argument("--json", action="store_true")
+    validate.add_argument("--world", help="world YAML (keys of world.setup)")
+    impl_options(validate)
+
+    smoke = sub.add_parser("smoke", help="check that an implementation answers the handshake")
+    impl_options(smoke)
+
+    matrix = sub.add_parser("matrix", help="requirement -> tests traceability")
+    matrix.add_argument("--strict", action="store_true",
+                        help="also fail on planned requirements without tests")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    extra: list[str] = []
+    if argv and argv[0] == "run":
+        ns, extra = parser.parse_known_args(argv)
+        if extra and extra[0] == "--":
+            extra = extra[1:]
+    else:
+        ns = parser.parse_args(argv)
+    handlers = {"prompt": cmd_prompt, "validate": cmd_validate, "smoke": cmd_smoke,
+                "driver": cmd_driver, "matrix": cmd_matrix}
+    if ns.command == "run":
+        return cmd_run(ns, extra)
+    return int(handlers[ns.command](ns))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,86 @@
+"""A typed face on the driver protocol for tests: request ids, validation, errors.
+
+``request`` returns the result of an ok response and raises a ``DriverFailure``
+otherwise; ``request_error`` is for tests that expect the implementation to refuse.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from conformance.client import (
+    DriverFailure,
+    ImplementationError,
+    NotImplementedByImplementation,
+    ProtocolViolation,
+    Transport,
+)
+from conformance.protocol import validate_response
+
+
+class Driver:
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+        self._ids = itertools.count(1)
+        self._hello: dict[str, Any] | None = None
+        self._broken: DriverFailure | None = None
+
+    def begin_case(self) -> None:
+        """Forget an earlier case's failure: each case gets a fresh chance."""
+        self._broken = None
+
+    def _send(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
+        # Once the implementation crashed, hung or sent garbage in this case, the case has
+        # its outcome; further requests fail at once instead of restarting the process
+        # again and again (hypothesis would otherwise replay every example against it).
+        if self._broken is not None:
+            raise self._broken
+        try:
+            return self._exchange(op, args)
+        except DriverFailure as exc:
+            self._broken = exc
+            raise
+
+    def _exchange(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
+        request_id = next(self._ids)
+        response = self.transport.exchange({"id": request_id, "op": op, "args": args})
+        problems = validate_response(op, response)
+        if problems:
+            raise ProtocolViolation(f"invalid response to `{op}`: " + "; ".join(problems[:5]))
+        if response.get("id") != request_id:
+            raise ProtocolViolation(
+                f"response id {response.get('id')!r} does not match request id {request_id}")
+        return response
+
+    def request(self, op: str, args: dict[str, Any] | None = None) -> Any:
+        response = self._send(op, args or {})
+        if not response["ok"]:
+            error = response["error"]
+            if error["code"] == "not_implemented":
+                raise NotImplementedByImplementation(f"`{op}`: {error['message']}")
+            raise ImplementationError(op, error["code"], error["message"])
+        return response["result"]
+
+    def request_error(self, op: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The error of a request that must be refused; a success is a test failure."""
+        response = self._send(op, args or {})
+        if response["ok"]:
+            raise AssertionError(f"`{op}` was expected to be refused but succeeded: "
+                                 f"{str(response['result'])[:300]}")
+        error: dict[str, Any] = response["error"]
+        if error["code"] == "not_implemented":
+            raise NotImplementedByImplementation(f"`{op}`: {error['message']}")
+        return error
+
+    def hello(self, refresh: bool = False) -> dict[str, Any]:
+        if self._hello is None or refresh:
+            self._hello = self.request("hello")
+        return self._hello
+
+    @property
+    def features(self) -> frozenset[str]:
+        return frozenset(self.hello()["features"])
+
+    def close(self) -> None:
+        self.transport.close()

@@ -1,0 +1,61 @@
+"""Requirement -> cases traceability, from the suite's own markers.
+
+The matrix is built by collecting the suite with pytest (no implementation is started),
+so it is exactly what a run would execute.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from conformance.requirements import requirements
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    id: str
+    level: str
+    group: str
+    status: str
+    cases: tuple[str, ...]
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.by_req: dict[str, list[str]] = {}
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        from conformance.plugin import case_id, req_ids
+
+        for item in session.items:
+            cid = case_id(item) or item.nodeid
+            for rid in req_ids(item):
+                self.by_req.setdefault(rid, []).append(cid)
+
+
+def build_matrix() -> list[MatrixRow]:
+    from importlib import resources
+
+    from conformance.cli import suite_dir
+
+    collector = _Collector()
+    ini = str(resources.files("conformance") / "pytest.ini")
+    code = pytest.main(["-c", ini, "--rootdir", str(suite_dir().parent.parent),
+                        "-p", "conformance.plugin", "--collect-only",
+                        "-p", "no:terminal", str(suite_dir())], plugins=[collector])
+    if code not in (0, 5):
+        raise SystemExit(f"capconf matrix: collecting the suite failed (pytest exit {code})")
+    return [MatrixRow(r.id, r.level, r.group, r.status,
+                      tuple(sorted(collector.by_req.get(r.id, []))))
+            for r in requirements().values()]
+
+
+def render_matrix(rows: list[MatrixRow]) -> str:
+    lines = ["| requirement | level | group | status | cases |", "|---|---|---|---|---|"]
+    for row in rows:
+        cases: Any = ", ".join(f"`{c}`" for c in row.cases) if row.cases else "**none**"
+        lines.append(f"| {row.id} | {row.level} | {row.group} | {row.status} | {cases} |")
+    return "\n".join(lines)

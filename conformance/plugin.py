@@ -1,0 +1,223 @@
+"""The pytest plugin that turns the suite into a conformance run.
+
+Load it with ``-p conformance.plugin`` (``capconf run`` does). It adds ``--impl``, checks
+that every case has a stable ID and cites known requirement IDs, skips cases whose
+feature group the implementation does not declare (reported as "not implemented", not as
+a failure), classifies every result into one of the outcomes of ``conformance.outcomes``,
+applies an expected-failures baseline, and writes the JSON Lines and Markdown reports.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from conformance import outcomes
+from conformance.client import (
+    DriverFailure,
+    InProcessTransport,
+    SubprocessTransport,
+    Transport,
+)
+from conformance.driver import Driver
+from conformance.harness import Harness
+from conformance.report import CaseRecord, RunReport
+from conformance.requirements import requirements
+
+settings.register_profile(
+    "ci", derandomize=True, max_examples=40, deadline=None, database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    print_blob=True)
+settings.register_profile(
+    "explore", max_examples=1500, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    print_blob=True)
+
+REFERENCE = "reference"
+_STASH_REPORT = pytest.StashKey[RunReport]()
+_STASH_DRIVER = pytest.StashKey[Driver]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("capconf", "capconf conformance")
+    group.addoption("--impl", default=REFERENCE,
+                    help="command that serves the driver protocol on stdio; "
+                         "'reference' (default) is the bundled simulator, in-process")
+    group.addoption("--impl-timeout", type=float, default=20.0,
+                    help="seconds to wait for each response (default 20)")
+    group.addoption("--report", default=None, help="write a JSON Lines report here")
+    group.addoption("--report-md", default=None, help="write a Markdown summary here")
+    group.addoption("--expected-failures", default=None,
+                    help="file of case IDs expected to fail (one per line, # comments)")
+    group.addoption("--req", action="append", default=[],
+                    help="run only cases citing this requirement ID (repeatable)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "req(*ids): requirement IDs a case checks")
+    config.addinivalue_line("markers", "case(id): the case's stable ID (never reused)")
+    if not config.getoption("hypothesis_profile", None):
+        settings.load_profile("ci")
+    config.stash[_STASH_REPORT] = RunReport(impl=config.getoption("impl"))
+
+
+def make_transport(impl: str, timeout: float) -> Transport:
+    if impl == REFERENCE:
+        from conformance.reference import make_dispatcher
+
+        return InProcessTransport(make_dispatcher, "reference simulator (in-process)")
+    return SubprocessTransport(impl, timeout=timeout)
+
+
+def case_id(item: pytest.Item) -> str | None:
+    marker = item.get_closest_marker("case")
+    return str(marker.args[0]) if marker and marker.args else None
+
+
+def req_ids(item: pytest.Item) -> list[str]:
+    ids: list[str] = []
+    for marker in item.iter_markers("req"):
+        ids.extend(str(a) for a in marker.args)
+    return sorted(set(ids))
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    table = requirements()
+    problems: list[str] = []
+    seen: dict[str, str] = {}
+    for item in items:
+        cid = case_id(item)
+        reqs = req_ids(item)
+        if cid is None:
+            problems.append(f"{item.nodeid}: no @pytest.mark.case(ID)")
+        elif cid in seen:
+            problems.append(f"{item.nodeid}: case ID {cid!r} already used by {seen[cid]}")
+        else:
+            seen[cid] = item.nodeid
+        if not reqs:
+            problems.append(f"{item.nodeid}: no @pytest.mark.req(...)")
+        problems += [f"{item.nodeid}: unknown requirement {r}" for r in reqs if r not in table]
+    if problems:
+        raise pytest.UsageError("malformed conformance cases:\n  " + "\n  ".join(problems))
+    wanted = set(config.getoption("req"))
+    if wanted:
+        keep = [i for i in items if wanted & set(req_ids(i))]
+        config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+        items[:] = keep
+
+
+@pytest.fixture(scope="session")
+def driver(request: pytest.FixtureRequest) -> Iterator[Driver]:
+    config = request.config
+    drv = Driver(make_transport(config.getoption("impl"), config.getoption("impl_timeout")))
+    config.stash[_STASH_DRIVER] = drv
+    yield drv
+    drv.close()
+
+
+@pytest.fixture
+def impl(driver: Driver) -> Iterator[Harness]:
+    """A harness with a fresh, empty workspace and a default world already set up."""
+    with tempfile.TemporaryDirectory(prefix="capconf-ws-") as tmp:
+        harness = Harness(driver, Path(os.path.realpath(tmp)))
+        harness.setup()
+        yield harness
+
+
+@pytest.fixture(autouse=True)
+def _feature_gate(request: pytest.FixtureRequest, driver: Driver) -> None:
+    """Cases of a feature group the implementation does not declare in `hello` are
+    "not implemented", never failures."""
+    driver.begin_case()
+    declared = driver.features  # a failing handshake is reported with its own outcome
+    table = requirements()
+    missing = sorted({table[r].group for r in req_ids(request.node)} - declared - {"core"})
+    if missing:
+        pytest.skip(f"{outcomes.NOT_IMPLEMENTED_PREFIX}feature group(s) {', '.join(missing)} "
+                    "not declared by the implementation")
+
+
+def _expected_failures(config: pytest.Config) -> frozenset[str]:
+    path = config.getoption("expected_failures")
+    if not path:
+        return frozenset()
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return frozenset(ln.split("#", 1)[0].strip() for ln in lines if ln.split("#", 1)[0].strip())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()
+    category: str | None = None
+    reason = ""
+    excinfo = call.excinfo
+    if excinfo is not None and isinstance(excinfo.value, DriverFailure):
+        category = excinfo.value.outcome
+        reason = excinfo.value.message
+        if category == outcomes.NOT_IMPLEMENTED:
+            report.outcome = "skipped"
+            report.longrepr = (str(item.path), item.location[1],
+                               outcomes.NOT_IMPLEMENTED_PREFIX + reason)
+    elif report.skipped:
+        text = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        text = text.removeprefix("Skipped: ")
+        category = (outcomes.NOT_IMPLEMENTED if text.startswith(outcomes.NOT_IMPLEMENTED_PREFIX)
+                    else outcomes.SKIPPED)
+        reason = text
+    elif report.failed:
+        category = outcomes.FAILED if report.when == "call" else outcomes.ERRORED
+        reason = str(excinfo.value)[:2000] if excinfo is not None else report.longreprtext[-2000:]
+    elif report.when == "call":
+        category = outcomes.PASSED
+
+    cid = case_id(item)
+    if category is not None and cid in _expected_failures(item.config):
+        if category in outcomes.FAILING:
+            category = outcomes.EXPECTED_FAILURE
+            report.outcome = "skipped"
+            report.longrepr = (str(item.path), item.location[1],
+                               f"expected failure (baseline): {reason[:200]}")
+        elif category == outcomes.PASSED:
+            category = outcomes.STALE
+            report.outcome = "failed"
+            report.longrepr = (f"{cid} is listed in the expected-failures baseline but now "
+                               "passes; remove it from the baseline")
+            reason = "listed as an expected failure but passed"
+    if category is not None and cid is not None:
+        run: RunReport = item.config.stash[_STASH_REPORT]
+        run.record(CaseRecord(cid, item.nodeid, tuple(req_ids(item)), category,
+                              reason.strip()), phase=report.when)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    config = session.config
+    run = config.stash.get(_STASH_REPORT, None)
+    drv = config.stash.get(_STASH_DRIVER, None)
+    if run is None:
+        return
+    if drv is not None:
+        try:
+            run.hello = drv.hello()
+        except DriverFailure as exc:
+            run.hello = {"error": exc.message}
+    if config.getoption("report"):
+        Path(config.getoption("report")).write_text(run.to_jsonl(), encoding="utf-8")
+    if config.getoption("report_md"):
+        Path(config.getoption("report_md")).write_text(run.to_markdown(), encoding="utf-8")
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    run = config.stash.get(_STASH_REPORT, None)
+    if run is None or not run.cases:
+        return
+    terminalreporter.section("capconf compliance summary")
+    for line in run.summary_lines():
+        terminalreporter.write_line(line)

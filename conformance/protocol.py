@@ -1,0 +1,76 @@
+"""JSON Schemas of the driver protocol, and validation of what an implementation sends.
+
+Every response is checked against the envelope schema and, for known ops, the result
+schema; a violation names the JSON path that is wrong, so a broken adapter learns exactly
+what it sent (as Bowtie's validation mode does). Dimension areas add their op schemas as
+further ``$defs`` in files under ``protocol/``.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+
+_FILES = ("response.json", "defs.json", "ops.json")
+
+
+@cache
+def _schemas() -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    folder = resources.files("conformance") / "protocol"
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".json"):
+            out[entry.name] = json.loads(entry.read_text(encoding="utf-8"))
+    return out
+
+
+@cache
+def _registry() -> Registry:  # type: ignore[type-arg]
+    resources_ = [(s["$id"], Resource.from_contents(s)) for s in _schemas().values()]
+    return Registry().with_resources(resources_)
+
+
+@cache
+def _validator(ref: str) -> Draft202012Validator:
+    return Draft202012Validator({"$ref": ref}, registry=_registry())
+
+
+def op_result_ref(op: str) -> str | None:
+    for name, schema in _schemas().items():
+        if name == "response.json":
+            continue
+        if op in schema.get("$defs", {}) and name != "defs.json":
+            return f"{schema['$id']}#/$defs/{op}"
+    return None
+
+
+def known_ops() -> list[str]:
+    ops: set[str] = set()
+    for name, schema in _schemas().items():
+        if name not in ("response.json", "defs.json"):
+            ops.update(k for k in schema.get("$defs", {}) if "." in k or k == "hello")
+    return sorted(ops)
+
+
+def _errors(validator: Draft202012Validator, value: Any) -> list[str]:
+    out = []
+    for error in sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path)):
+        where = "/".join(str(p) for p in error.absolute_path) or "<root>"
+        out.append(f"at {where}: {error.message}")
+    return out
+
+
+def validate_response(op: str, response: Any) -> list[str]:
+    """Problems with a response to ``op`` (empty when it is valid)."""
+    problems = _errors(_validator("capconf/response.json"), response)
+    if problems or not response.get("ok"):
+        return problems
+    ref = op_result_ref(op)
+    if ref is None:
+        return []
+    return [f"result {p}" for p in _errors(_validator(ref), response["result"])]

@@ -1,0 +1,123 @@
+"""Run reports: JSON Lines for machines, Markdown for a CI step summary.
+
+The JSON Lines report is deterministic (no timings, cases sorted by ID) so two runs of
+the same implementation can be diffed. Line 1 is a header (suite and spec version, the
+implementation's `hello`, the hypothesis profile); then one line per case.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance import SUITE_VERSION, outcomes
+from conformance.requirements import requirements
+
+_PHASE_RANK = {"setup": 0, "call": 1, "teardown": 2}
+
+
+@dataclass(frozen=True)
+class CaseRecord:
+    case: str
+    nodeid: str
+    requirements: tuple[str, ...]
+    outcome: str
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"case": self.case, "nodeid": self.nodeid,
+                "requirements": list(self.requirements), "outcome": self.outcome,
+                "reason": self.reason}
+
+
+@dataclass
+class RunReport:
+    impl: str
+    hello: dict[str, Any] | None = None
+    cases: dict[str, CaseRecord] = field(default_factory=dict)
+
+    def record(self, case: CaseRecord, phase: str) -> None:
+        """Keep the most telling record per case: a failing teardown or setup overrides a
+        pass; a later phase never hides an earlier failure."""
+        old = self.cases.get(case.case)
+        if old is None or (case.outcome != outcomes.PASSED and (
+                old.outcome == outcomes.PASSED or old.outcome not in outcomes.FAILING)):
+            self.cases[case.case] = case
+
+    def counts(self) -> Counter[str]:
+        return Counter(c.outcome for c in self.cases.values())
+
+    def by_requirement(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = defaultdict(list)
+        for c in self.cases.values():
+            for r in c.requirements:
+                out[r].append(c.outcome)
+        return out
+
+    def to_jsonl(self) -> str:
+        from hypothesis import settings
+
+        header = {"type": "header", "suite_version": SUITE_VERSION,
+                  "spec_version": (self.hello or {}).get("spec_version"),
+                  "impl": self.impl, "implementation": (self.hello or {}).get("implementation"),
+                  "features": (self.hello or {}).get("features"),
+                  "hypothesis_profile": getattr(settings, "_current_profile", None)}
+        lines = [json.dumps(header, sort_keys=True)]
+        for key in sorted(self.cases):
+            lines.append(json.dumps({"type": "case", **self.cases[key].to_json()},
+                                    sort_keys=True, ensure_ascii=False))
+        return "\n".join(lines) + "\n"
+
+    def requirement_rows(self) -> list[tuple[str, str, int, str]]:
+        by_req = self.by_requirement()
+        rows = []
+        for rid, req in requirements().items():
+            results = by_req.get(rid, [])
+            status = outcomes.requirement_status(results)
+            if not results and req.status == "planned":
+                status = "planned"
+            rows.append((rid, req.level, len(results), status))
+        return rows
+
+    def summary_lines(self) -> list[str]:
+        counts = self.counts()
+        total = sum(counts.values())
+        parts = ", ".join(f"{counts[o]} {o}" for o in outcomes.ALL if counts[o])
+        rows = self.requirement_rows()
+        status_counts = Counter(r[3] for r in rows)
+        lines = [f"implementation: {self.impl}", f"cases: {total} ({parts})",
+                 "requirements: " + ", ".join(f"{n} {s}" for s, n in sorted(status_counts.items()))]
+        bad = [r for r in rows if r[3] in ("non-compliant",)]
+        for rid, level, n, status in bad:
+            lines.append(f"  {rid} ({level}): {status}")
+        for rec in sorted(self.cases.values(), key=lambda c: c.case):
+            if rec.outcome in outcomes.FAILING:
+                first = rec.reason.splitlines()[0][:160] if rec.reason else ""
+                lines.append(f"  [{rec.outcome}] {rec.case}: {first}")
+        return lines
+
+    def to_markdown(self) -> str:
+        counts = self.counts()
+        out = ["# capconf conformance report", "",
+               f"Implementation: `{self.impl}`", ""]
+        if self.hello and "implementation" in self.hello:
+            impl = self.hello["implementation"]
+            out += [f"Name: {impl.get('name')} {impl.get('version', '')}  ",
+                    f"Spec version: {self.hello.get('spec_version')}  ",
+                    f"Features: {', '.join(self.hello.get('features', []))}", ""]
+        out += ["| outcome | cases |", "|---|---|"]
+        out += [f"| {o} | {counts[o]} |" for o in outcomes.ALL if counts[o]]
+        out += ["", "## Requirements", "", "| requirement | level | cases | status |",
+                "|---|---|---|---|"]
+        out += [f"| {rid} | {level} | {n} | {status} |"
+                for rid, level, n, status in self.requirement_rows()]
+        failing = [c for c in sorted(self.cases.values(), key=lambda c: c.case)
+                   if c.outcome in outcomes.FAILING]
+        if failing:
+            out += ["", "## Failing cases", ""]
+            for c in failing:
+                first = c.reason.splitlines()[0][:300] if c.reason else ""
+                out.append(f"- `{c.case}` ({', '.join(c.requirements)}): **{c.outcome}** {first}")
+        return "\n".join(out) + "\n"

@@ -1,0 +1,36 @@
+"""Runs every data case under conformance/cases/ against the implementation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conformance.cases import Case, check_case, default_world, load_cases
+from conformance.harness import Harness
+
+CASES = load_cases()
+
+
+def _param(case: Case) -> Any:
+    return pytest.param(case, id=case.id,
+                        marks=[pytest.mark.case(case.id), pytest.mark.req(*case.requirements)])
+
+
+@pytest.mark.parametrize("case", [_param(c) for c in CASES])
+def test_case(impl: Harness, case: Case) -> None:
+    world = {**default_world(), **case.world}
+    impl.setup(**world)
+    if case.op == "parse":
+        result = impl.parse(case.definition, mode=case.mode, filename=case.filename)
+    elif case.op == "save":
+        result = impl.save(case.definition, filename=case.filename)
+    elif case.op == "prompt":
+        result = impl.prompt(case.definition, filename=case.filename)
+    else:
+        raise AssertionError(f"case {case.id}: unknown op {case.op}")
+    if any(k in case.expect for k in ("prompt", "parts", "prompt_endswith", "part_contains")) \
+            and case.op != "prompt":
+        result = {**result, **impl.prompt(case.definition, filename=case.filename)}
+    problems = check_case(case, result)
+    assert not problems, f"{case.id} ({case.title}):\n- " + "\n- ".join(problems)

@@ -1,0 +1,144 @@
+"""Executing the built-in tools that are not a dimension's (read, write, ...).
+
+The reference executes only what the conformance suite observes; the approval chain
+(APPR-*) wraps write/edit/bash here. ``read`` is real and confined to the workspace,
+because a knowledge hit (KB-08) must be openable. write and edit are real once the
+decision (or an approved card) allows them; bash is decided like any change but never
+executed by the reference (it answers ``not_simulated`` once allowed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from simulator.approval import Action, ApprovalRequest, Target, resolve_target
+from simulator.approval_chain import chain_of, gate
+from simulator.dimension import CallContext
+from simulator.envelope import ToolResult, failure, success
+from simulator.world import World
+
+READ_LIMIT_BYTES = 262_144
+
+
+def _inside(workspace: Path, relative: str) -> Path | None:
+    if not relative or "\x00" in relative or Path(relative).is_absolute():
+        return None
+    target = (workspace / relative).resolve()
+    return target if target.is_relative_to(workspace) else None
+
+
+def call_read(args: dict[str, Any], world: World) -> ToolResult:
+    path = args.get("path")
+    if not isinstance(path, str):
+        return failure("bad_arguments", "`path` must be a workspace-relative path",
+                       {"argument": "path"})
+    target = _inside(world.workspace, path)
+    if target is None:
+        return failure("outside_workspace", f"`{path}` is outside the workspace",
+                       {"path": path}, terminal_for_attempt=True)
+    if not target.is_file():
+        return failure("not_found", f"`{path}` is not a file", {"path": path})
+    with target.open("rb") as handle:
+        data = handle.read(READ_LIMIT_BYTES + 1)
+    text = data[:READ_LIMIT_BYTES].decode("utf-8", "replace")
+    lines = text.split("\n")
+    offset = args.get("offset", 1)
+    limit = args.get("limit", len(lines))
+    if not isinstance(offset, int) or not isinstance(limit, int) or offset < 1 or limit < 1:
+        return failure("bad_arguments", "`offset` and `limit` must be positive integers", {})
+    chosen = lines[offset - 1: offset - 1 + limit]
+    return success({"path": path, "offset": offset, "lines": chosen,
+                    "truncated": len(data) > READ_LIMIT_BYTES})
+
+
+def _path_arg(args: dict[str, Any]) -> str | None:
+    path = args.get("path")
+    if not isinstance(path, str) or not path or "\x00" in path:
+        return None
+    return path
+
+
+def _absolute(world: World, path: str) -> Path:
+    return (world.workspace / path).resolve()
+
+
+def _do_write(target: Path, path: str, content: str) -> ToolResult:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
+    except OSError as exc:
+        return failure("write_failed", f"cannot write `{path}`: {exc.strerror or exc}",
+                       {"path": path})
+    return success({"path": path, "bytes": len(content.encode("utf-8"))})
+
+
+def _do_edit(target: Path, path: str, old: str, new: str) -> ToolResult:
+    try:
+        text = target.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return failure("not_found", f"`{path}` is not a readable text file", {"path": path})
+    count = text.count(old) if old else 0
+    if count != 1:
+        return failure("edit_not_unique", f"`old` occurs {count} times in `{path}`; it must "
+                       "occur exactly once", {"path": path, "occurrences": count})
+    return _do_write(target, path, text.replace(old, new, 1))
+
+
+def _gated(tool: str, action: Action, target: Target, args: dict[str, Any],
+           ctx: CallContext, run: Callable[[], ToolResult]) -> ToolResult:
+    chain = chain_of(ctx.session_state)
+    return gate(chain, ctx.agent_id, ctx.agent_name, tool=tool,
+                request=ApprovalRequest(action, target), args=args, run=run)
+
+
+def _roots(ctx: CallContext) -> tuple[Path, ...]:
+    return chain_of(ctx.session_state).writable_roots
+
+
+def call_write(args: dict[str, Any], world: World, ctx: CallContext) -> ToolResult:
+    path, content = _path_arg(args), args.get("content")
+    if path is None or not isinstance(content, str):
+        return failure("bad_arguments", "`path` and `content` must be strings", {})
+    where = resolve_target(path, world.workspace, _roots(ctx))
+    file = _absolute(world, path)
+    return _gated("write", Action.WRITE, where, args, ctx,
+                  lambda: _do_write(file, path, content))
+
+
+def call_edit(args: dict[str, Any], world: World, ctx: CallContext) -> ToolResult:
+    path, old, new = _path_arg(args), args.get("old"), args.get("new")
+    if path is None or not isinstance(old, str) or not isinstance(new, str):
+        return failure("bad_arguments", "`path`, `old` and `new` must be strings", {})
+    where = resolve_target(path, world.workspace, _roots(ctx))
+    file = _absolute(world, path)
+    return _gated("edit", Action.EDIT, where, args, ctx,
+                  lambda: _do_edit(file, path, old, new))
+
+
+def call_bash(args: dict[str, Any], world: World, ctx: CallContext) -> ToolResult:
+    command = args.get("command")
+    if not isinstance(command, str):
+        return failure("bad_arguments", "`command` must be a string", {})
+    return _gated("bash", Action.BASH, Target.WORKSPACE, args, ctx,
+                  lambda: failure("not_simulated", "bash was allowed, but the reference "
+                                  "simulator does not run commands", {"tool": "bash"}))
+
+
+def call_builtin(tool: str, args: dict[str, Any], world: World, ctx: CallContext) -> ToolResult:
+    handler = BUILTIN_CALLS.get(tool)
+    if handler is None:
+        return failure("not_simulated", f"`{tool}` is mounted, but the reference simulator does "
+                       "not execute it", {"tool": tool})
+    return handler(args, world, ctx)
+
+
+BuiltinCall = Callable[[dict[str, Any], World, CallContext], ToolResult]
+
+BUILTIN_CALLS: dict[str, BuiltinCall] = {
+    "read": lambda args, world, ctx: call_read(args, world),
+    "write": call_write,
+    "edit": call_edit,
+    "bash": call_bash,
+}

@@ -1,0 +1,94 @@
+"""Generate SPEC.md's tables from the code tables, so the spec cannot drift from the
+reference: `python -m simulator.spec_tables --check SPEC.md` (or `--write`).
+
+A generated region in SPEC.md looks like
+    <!-- BEGIN GENERATED: name -->
+    ...
+    <!-- END GENERATED: name -->
+and is replaced whole by the generator called ``name``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from simulator.diagnostic_catalog import all_kinds
+from simulator.tool_catalog import DEFAULT_GRANTABLE, DEFAULT_NOT_GRANTABLE, DIMENSION_OF, LEGACY_SIX
+
+
+def diagnostic_codes() -> str:
+    rows = ["| code | requirement | parse mode | save mode | meaning |", "|---|---|---|---|---|"]
+    for kind in all_kinds():
+        rows.append(f"| `{kind.code}` | {kind.requirement} | {kind.parse_severity} | "
+                    f"{kind.save_severity} | {kind.summary} |")
+    return "\n".join(rows)
+
+
+def default_registry() -> str:
+    rows = ["| tool | kind |", "|---|---|"]
+    for name in DEFAULT_GRANTABLE:
+        kind = ("legacy six" if name in LEGACY_SIX else
+                f"dimension tool ({DIMENSION_OF[name]})" if name in DIMENSION_OF else "business")
+        rows.append(f"| `{name}` | {kind} |")
+    rows += ["", "Deliberately not grantable:", "", "| tool | reason |", "|---|---|"]
+    rows += [f"| `{name}` | {reason} |" for name, reason in DEFAULT_NOT_GRANTABLE]
+    return "\n".join(rows)
+
+
+GENERATORS: dict[str, Callable[[], str]] = {
+    "diagnostic-codes": diagnostic_codes,
+    "default-registry": default_registry,
+}
+
+
+def register(name: str, generator: Callable[[], str]) -> None:
+    GENERATORS[name] = generator
+
+
+_REGION = re.compile(r"(<!-- BEGIN GENERATED: (?P<name>[\w-]+) -->\n)(?P<body>.*?)"
+                     r"(<!-- END GENERATED: (?P=name) -->)", re.S)
+
+
+def _load_extra_generators() -> None:
+    for module_name in ("simulator.approval",):
+        try:
+            module = __import__(module_name, fromlist=["SPEC_TABLES"])
+        except ImportError:
+            continue
+        for name, generator in getattr(module, "SPEC_TABLES", {}).items():
+            GENERATORS.setdefault(name, generator)
+
+
+def regenerate(text: str) -> str:
+    _load_extra_generators()
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group("name")
+        if name not in GENERATORS:
+            raise KeyError(f"SPEC.md names an unknown generated region {name!r}")
+        return match.group(1) + GENERATORS[name]().rstrip("\n") + "\n" + match.group(4)
+
+    return _REGION.sub(replace, text)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2 or argv[0] not in ("--check", "--write"):
+        print("usage: python -m simulator.spec_tables --check|--write SPEC.md", file=sys.stderr)
+        return 2
+    path = Path(argv[1])
+    text = path.read_text(encoding="utf-8")
+    new = regenerate(text)
+    if argv[0] == "--write":
+        path.write_text(new, encoding="utf-8")
+        return 0
+    if new != text:
+        print(f"{path}: generated tables are out of date; run --write", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from golden_ext import PlainTextGolden
+
+settings.register_profile(
+    "ci", derandomize=True, max_examples=50, deadline=None, database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+settings.register_profile(
+    "explore", max_examples=2000, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+settings.load_profile("ci")
+
+
+@pytest.fixture
+def golden(snapshot: Any) -> Any:
+    """A syrupy snapshot that writes golden/<module>/<test name>.txt as plain text."""
+    return snapshot.use_extension(PlainTextGolden)

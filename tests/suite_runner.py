@@ -1,0 +1,37 @@
+"""Run the conformance suite in a child process and read its JSON Lines report."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+DRIVER = f"{shlex.quote(sys.executable)} -m conformance.cli driver"
+
+
+@dataclass
+class SuiteRun:
+    returncode: int
+    output: str
+    header: dict[str, Any]
+    cases: dict[str, dict[str, Any]]
+
+    def outcomes(self) -> dict[str, str]:
+        return {cid: c["outcome"] for cid, c in self.cases.items()}
+
+
+def run_suite(tmp_path: Path, impl: str, *extra: str, timeout: float = 300) -> SuiteRun:
+    report = tmp_path / "report.jsonl"
+    proc = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", "run", "--impl", impl,
+         "--report", str(report), *extra],
+        capture_output=True, text=True, timeout=timeout, cwd=tmp_path)
+    lines = [json.loads(ln) for ln in report.read_text().splitlines()] if report.exists() else []
+    header = lines[0] if lines else {}
+    cases = {ln["case"]: ln for ln in lines[1:]}
+    return SuiteRun(proc.returncode, proc.stdout + proc.stderr, header, cases)

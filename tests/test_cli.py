@@ -1,0 +1,93 @@
+"""The `capconf` command: exit statuses, exact prompt bytes, hostile files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+DEFINITIONS = Path(__file__).resolve().parent / "definitions"
+
+
+def capconf(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "conformance.cli", *args],
+                          capture_output=True, timeout=120, cwd=cwd)
+
+
+def test_validate_clean_warning_error_statuses(tmp_path: Path) -> None:
+    clean = tmp_path / "clean.yaml"
+    clean.write_text("name: ok\ndescription: fine\ntools: [read]\nprompt: Work.\n")
+    assert capconf("validate", str(clean)).returncode == 0
+    assert capconf("validate", str(DEFINITIONS / "03-unknown-tools.md")).returncode == 1
+    assert capconf("validate", str(DEFINITIONS / "10-wrong-types.yaml"),
+                   "--mode", "save").returncode == 2
+
+
+def test_validate_json_lists_canonical_tools_and_located_diagnostics() -> None:
+    proc = capconf("validate", str(DEFINITIONS / "02-mixed-case-tools.yaml"), "--json")
+    out = json.loads(proc.stdout)
+    assert out["tools"] == ["read", "WebFetch", "grep", "glob"]
+    dup = [d for d in out["diagnostics"] if d["code"] == "TOOL-DUPLICATE"]
+    assert dup and dup[0]["line"] == 3 and dup[0]["path"] == ["tools", 2]
+    assert proc.returncode == 1 and out["status"] == 1
+
+
+def test_validate_human_output_names_file_line_column() -> None:
+    proc = capconf("validate", str(DEFINITIONS / "03-unknown-tools.md"))
+    text = proc.stdout.decode()
+    assert "03-unknown-tools.md:4:" in text and "TOOL-UNKNOWN" in text and "WebSearch" in text
+
+
+def test_prompt_prints_exactly_the_prompt_bytes(tmp_path: Path) -> None:
+    world = tmp_path / "world.yaml"
+    world.write_text("frame: Frame text.\n")
+    definition = tmp_path / "d.md"
+    definition.write_text("---\nname: d\ndescription: d\ntools: Read\n---\n\nBody é.\n\n")
+    proc = capconf("prompt", str(definition), "--world", str(world))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "Frame text.\n\nBody é.\n".encode()
+
+
+def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+    proc = capconf("validate", str(tmp_path / "nope.yaml"))
+    assert proc.returncode == 2
+    assert b"cannot read" in proc.stderr and b"Traceback" not in proc.stderr
+
+
+def test_fifty_megabyte_file_is_refused_without_reading_it_all(tmp_path: Path) -> None:
+    big = tmp_path / "big.yaml"
+    with big.open("wb") as handle:
+        handle.write(b"name: big\ndescription: big\nprompt: |\n")
+        handle.write((b"  " + b"x" * 1022 + b"\n") * (50 * 1024))
+    proc = capconf("validate", str(big), "--json")
+    assert proc.returncode == 2 and b"Traceback" not in proc.stderr
+    assert [d["code"] for d in json.loads(proc.stdout)["diagnostics"]] == ["DEF-TOO-LARGE"]
+
+
+def test_non_utf8_and_malformed_files_get_located_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "latin1.yaml"
+    bad.write_bytes(b"name: x\ndescription: \xff\xfe\nprompt: y\n")
+    out = json.loads(capconf("validate", str(bad), "--json").stdout)
+    assert out["diagnostics"][0]["code"] == "DEF-ENCODING"
+    assert (out["diagnostics"][0]["line"], out["diagnostics"][0]["column"]) == (2, 14)
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("name: x\ntools: [read\nprompt: y\n")
+    proc = capconf("validate", str(broken), "--json")
+    diag = json.loads(proc.stdout)["diagnostics"][0]
+    assert proc.returncode == 2 and diag["code"] == "DEF-YAML-SYNTAX" and diag["line"] == 3
+
+
+def test_matrix_lists_every_requirement_and_passes_for_active_musts() -> None:
+    proc = capconf("matrix")
+    text = proc.stdout.decode()
+    assert "| TOOL-02 | MUST |" in text and "tool.canonical.camel-lower" in text
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert capconf("matrix", "--strict").returncode == 1  # planned areas have no tests yet
+
+
+def test_smoke_reports_the_handshake() -> None:
+    proc = capconf("smoke")
+    assert proc.returncode == 0 and b"capconf-reference-simulator" in proc.stdout
+    dead = capconf("smoke", "--impl", "false")
+    assert dead.returncode == 2 and b"crashed" in dead.stderr
