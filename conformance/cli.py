@@ -43,7 +43,7 @@ def _world_args(world_file: str | None, definition_path: Path | None) -> dict[st
         try:
             loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         except (OSError, yaml.YAMLError) as exc:
-            raise SystemExit(_fail(f"cannot read world file {world_file}: {exc}"))
+            raise SystemExit(_fail(f"cannot read world file {world_file}: {exc}")) from None
         if not isinstance(loaded, dict):
             raise SystemExit(_fail(f"world file {world_file} must be a mapping"))
         args = loaded
@@ -117,6 +117,66 @@ def cmd_validate(ns: argparse.Namespace) -> int:
     return status
 
 
+def _kb_definition(glob: str) -> str:
+    return json.dumps({"name": "kb-search", "description": "capconf kb-search",
+                       "tools": ["read"], "knowledge": [{"name": "cli", "glob": glob}],
+                       "prompt": "Search."})
+
+
+def _kb_text(content: dict[str, Any]) -> str:
+    lines = [f"{h['path']}:{h['line']}: {h['text']}" for h in content.get("hits", [])]
+    if content.get("hit_cap_reached"):
+        lines.append(f"[cut: hit cap of {content.get('hit_cap')} reached; "
+                     f"{content.get('matching_lines')} lines matched]")
+    if content.get("byte_budget_reached"):
+        cut = content.get("cut_file") or {}
+        where = f" inside {cut['path']} after {cut['bytes_read']} bytes" if cut else ""
+        lines.append(f"[cut: byte budget of {content.get('byte_budget')} bytes reached{where}; "
+                     f"{content.get('files_not_read')} later file(s) not read]")
+    lines += [f"[skipped: {s.get('path')} ({s.get('reason')})]" for s in content.get("skipped", [])]
+    lines += [f"[rejected source: {r.get('glob')!r} ({r.get('reason')})]"
+              for r in content.get("rejected_sources", [])]
+    lines.append(f"-- {len(content.get('hits', []))} hit(s), {content.get('bytes_read')} bytes "
+                 f"read, {content.get('files_searched')} file(s). {content.get('note', '')}")
+    return "\n".join(lines) + "\n"
+
+
+def cmd_kb_search(ns: argparse.Namespace) -> int:
+    """The reference kb_search on real files: a one-source agent over ROOT, through the
+    driver protocol (so `--impl` points it at any implementation)."""
+    root = Path(ns.root)
+    if not root.is_dir():
+        return _fail(f"--root {ns.root} is not a directory")
+    driver = _driver(ns.impl, ns.timeout)
+    try:
+        driver.request("world.setup", {"workspace": str(root.resolve())})
+        agent = driver.request("agent.spawn", {"source": _kb_definition(ns.glob),
+                                               "filename": "kb-search.yaml"})
+        result = driver.request("tool.call", {"agent": agent["agent"], "tool": "kb_search",
+                                              "args": {"query": " ".join(ns.query)}})
+    except DriverFailure as exc:
+        return _fail(exc.message)
+    finally:
+        driver.close()
+    refused = [d for d in agent["diagnostics"]
+               if d["path"][:1] == ["knowledge"] and d["severity"] != "info"]
+    for d in refused:
+        print(f"capconf: {d['code']}: {d['message']}", file=sys.stderr)
+    if refused:
+        return 2
+    if not result["ok"]:
+        print(json.dumps(result, indent=2, ensure_ascii=False) if ns.json else
+              f"capconf: {result['error_code']}: {result['error_message']}",
+              file=sys.stdout if ns.json else sys.stderr)
+        return 2
+    content = result["content"]
+    if ns.json:
+        print(json.dumps(content, indent=2, ensure_ascii=False, sort_keys=True))
+    else:
+        sys.stdout.write(_kb_text(content))
+    return 0 if content.get("hits") else 1
+
+
 def cmd_smoke(ns: argparse.Namespace) -> int:
     driver = _driver(ns.impl, ns.timeout)
     try:
@@ -162,7 +222,15 @@ def cmd_run(ns: argparse.Namespace, extra: list[str]) -> int:
 
 
 def cmd_matrix(ns: argparse.Namespace) -> int:
-    from conformance.matrix import build_matrix, render_matrix
+    from conformance.matrix import build_matrix, ledger_path, render_matrix, updated_ledger
+
+    if ns.update_ledger:
+        path = Path(str(ledger_path()))
+        old = path.read_text(encoding="utf-8") if path.exists() else ""
+        cases = {c for row in build_matrix() for c in row.cases}
+        path.write_text(updated_ledger(old, cases), encoding="utf-8")
+        print(f"{path}: {len(cases)} active case IDs")
+        return 0
 
     matrix = build_matrix()
     print(render_matrix(matrix))
@@ -210,9 +278,19 @@ def build_parser() -> argparse.ArgumentParser:
     smoke = sub.add_parser("smoke", help="check that an implementation answers the handshake")
     impl_options(smoke)
 
+    kb = sub.add_parser("kb-search", help="run kb_search on real files (exit 1: no hit)")
+    kb.add_argument("--root", required=True, help="the workspace directory to search")
+    kb.add_argument("--glob", required=True, help="workspace-relative glob, e.g. 'docs/**/*.md'")
+    kb.add_argument("--json", action="store_true")
+    kb.add_argument("query", nargs="+", help="terms; a line matches if it contains any")
+    impl_options(kb)
+
     matrix = sub.add_parser("matrix", help="requirement -> tests traceability")
     matrix.add_argument("--strict", action="store_true",
                         help="also fail on planned requirements without tests")
+    matrix.add_argument("--update-ledger", action="store_true",
+                        help="record new case IDs in conformance/case_ids.txt and retire "
+                             "vanished ones")
     return parser
 
 
@@ -227,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         ns = parser.parse_args(argv)
     handlers = {"prompt": cmd_prompt, "validate": cmd_validate, "smoke": cmd_smoke,
-                "driver": cmd_driver, "matrix": cmd_matrix}
+                "driver": cmd_driver, "matrix": cmd_matrix, "kb-search": cmd_kb_search}
     if ns.command == "run":
         return cmd_run(ns, extra)
     return int(handlers[ns.command](ns))

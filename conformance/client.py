@@ -10,6 +10,7 @@ fresh one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -166,10 +167,8 @@ class SubprocessTransport:
             return None
         if proc.poll() is None:
             proc.kill()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             try:
                 if stream is not None:
@@ -210,10 +209,8 @@ class SubprocessTransport:
                     f"no response to `{request.get('op')}` within {self.timeout:g} s; the "
                     "process was killed and will be restarted") from None
         if line is None:
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                pass
             returncode = proc.returncode
             self._discard()
             raise ImplementationCrashed(

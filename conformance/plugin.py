@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 from conformance import outcomes
 from conformance.client import (
@@ -39,7 +39,14 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     print_blob=True)
 
+settings.register_profile(
+    # For proving that checks can fail (mutant runs): same examples as `ci`, but a failure
+    # is reported as found, without spending time on shrinking it.
+    "fail-fast", parent=settings.get_profile("ci"),
+    phases=[Phase.explicit, Phase.reuse, Phase.generate], report_multiple_bugs=False)
+
 REFERENCE = "reference"
+MUTANT_PREFIX = "reference-mutant:"
 _STASH_REPORT = pytest.StashKey[RunReport]()
 _STASH_DRIVER = pytest.StashKey[Driver]()
 
@@ -72,12 +79,30 @@ def make_transport(impl: str, timeout: float) -> Transport:
         from conformance.reference import make_dispatcher
 
         return InProcessTransport(make_dispatcher, "reference simulator (in-process)")
+    if impl.startswith(MUTANT_PREFIX):
+        # A deliberately broken reference, in-process, for proving checks can fail. The
+        # mutant patches the simulator modules of this process only; the suite itself
+        # never uses them.
+        from conformance.reference import apply_mutant, make_dispatcher
+
+        apply_mutant(impl.removeprefix(MUTANT_PREFIX))
+        return InProcessTransport(make_dispatcher, f"reference simulator, {impl}")
     return SubprocessTransport(impl, timeout=timeout)
 
 
 def case_id(item: pytest.Item) -> str | None:
+    """The stable case ID. A parametrized test with one function-level ID gets one case
+    per parameter, ``ID[param-id]`` (so give parameters explicit, stable ids); a
+    ``pytest.param(..., marks=case(ID))`` names its case itself."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None:
+        for mark in callspec.marks:
+            if mark.name == "case" and mark.args:
+                return str(mark.args[0])
     marker = item.get_closest_marker("case")
-    return str(marker.args[0]) if marker and marker.args else None
+    if not marker or not marker.args:
+        return None
+    return f"{marker.args[0]}[{callspec.id}]" if callspec is not None else str(marker.args[0])
 
 
 def req_ids(item: pytest.Item) -> list[str]:
@@ -153,7 +178,8 @@ def _expected_failures(config: pytest.Config) -> frozenset[str]:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+def pytest_runtest_makereport(
+        item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     outcome = yield
     report: pytest.TestReport = outcome.get_result()
     category: str | None = None
@@ -164,7 +190,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         reason = excinfo.value.message
         if category == outcomes.NOT_IMPLEMENTED:
             report.outcome = "skipped"
-            report.longrepr = (str(item.path), item.location[1],
+            report.longrepr = (str(item.path), item.location[1] or 0,
                                outcomes.NOT_IMPLEMENTED_PREFIX + reason)
     elif report.skipped:
         text = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
@@ -183,7 +209,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         if category in outcomes.FAILING:
             category = outcomes.EXPECTED_FAILURE
             report.outcome = "skipped"
-            report.longrepr = (str(item.path), item.location[1],
+            report.longrepr = (str(item.path), item.location[1] or 0,
                                f"expected failure (baseline): {reason[:200]}")
         elif category == outcomes.PASSED:
             category = outcomes.STALE

@@ -30,7 +30,7 @@ def _schemas() -> dict[str, dict[str, Any]]:
 
 
 @cache
-def _registry() -> Registry:  # type: ignore[type-arg]
+def _registry() -> Registry:
     resources_ = [(s["$id"], Resource.from_contents(s)) for s in _schemas().values()]
     return Registry().with_resources(resources_)
 

@@ -29,6 +29,12 @@ def serve_stdio(mutant: str | None = None) -> int:
     return serve()
 
 
+def apply_mutant(name: str) -> None:
+    from simulator.mutants import apply_mutant as apply
+
+    apply(name)
+
+
 def mutant_table() -> dict[str, tuple[str, tuple[str, ...]]]:
     """name -> (bug, requirement IDs whose tests must catch it)."""
     from simulator.mutants import all_mutants

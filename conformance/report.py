@@ -90,8 +90,7 @@ class RunReport:
         lines = [f"implementation: {self.impl}", f"cases: {total} ({parts})",
                  "requirements: " + ", ".join(f"{n} {s}" for s, n in sorted(status_counts.items()))]
         bad = [r for r in rows if r[3] in ("non-compliant",)]
-        for rid, level, n, status in bad:
-            lines.append(f"  {rid} ({level}): {status}")
+        lines += [f"  {rid} ({level}): {status}" for rid, level, _, status in bad]
         for rec in sorted(self.cases.values(), key=lambda c: c.case):
             if rec.outcome in outcomes.FAILING:
                 first = rec.reason.splitlines()[0][:160] if rec.reason else ""

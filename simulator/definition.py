@@ -41,7 +41,7 @@ from simulator.yamlsource import (
     plain,
 )
 
-W, E, I = Severity.WARNING, Severity.ERROR, Severity.INFO
+W, E, INFO = Severity.WARNING, Severity.ERROR, Severity.INFO
 
 
 def _fatal(code: str, summary: str) -> DiagnosticKind:
@@ -76,7 +76,7 @@ DEF_MISSPELLED_KEY = DiagnosticKind(
     "DEF-MISSPELLED-KEY", "DEF-04", W, E,
     "an unknown key close to a capability key; it grants nothing as written")
 DEF_FOREIGN_KEY = DiagnosticKind(
-    "DEF-FOREIGN-KEY", "DEF-06", I, I,
+    "DEF-FOREIGN-KEY", "DEF-06", INFO, INFO,
     "a key other runtimes define (model, color); kept verbatim, not interpreted")
 DEF_EMPTY_ENTRY = DiagnosticKind(
     "DEF-EMPTY-ENTRY", "DEF-06", W, W, "an empty entry in a name list")
@@ -444,7 +444,8 @@ def parse_definition(
     if root is None:
         root = LMap((), _zero_mark(line_offset))
     if not isinstance(root, LMap):
-        return fatal(DEF_NOT_A_MAPPING, f"the {'front matter' if body_text is not None else 'document'} "
+        where = "front matter" if body_text is not None else "document"
+        return fatal(DEF_NOT_A_MAPPING, f"the {where} "
                      f"must be a mapping of keys (name, description, tools, ...), not a "
                      f"{_kind(root)}.", root.mark.line, root.mark.column)
     return ParseOutcome(_read_mapping(builder, root, fmt, body_text), tuple(builder.diagnostics))
@@ -462,36 +463,39 @@ def _read_mapping(builder: _Builder, root: LMap, fmt: SourceFormat,
     keys: dict[str, LScalar] = {}
     extra: list[tuple[str, Any]] = []
     for key, value in root.items:
-        name = key.text
-        loc = location((name,), key)
-        if name in KNOWN_KEYS:
-            values[name] = value
-            keys[name] = key
-        elif name in FOREIGN_KEYS:
-            extra.append((name, plain(value)))
-            builder.add(DEF_FOREIGN_KEY, f"`{name}` is defined by other runtimes, not by this "
-                        "spec; it is kept verbatim and not interpreted.", loc)
+        key_text = key.text
+        loc = location((key_text,), key)
+        if key_text in KNOWN_KEYS:
+            values[key_text] = value
+            keys[key_text] = key
+        elif key_text in FOREIGN_KEYS:
+            extra.append((key_text, plain(value)))
+            builder.add(DEF_FOREIGN_KEY, f"`{key_text}` is defined by other runtimes, not by "
+                        "this spec; it is kept verbatim and not interpreted.", loc)
         else:
-            extra.append((name, plain(value)))
-            close = difflib.get_close_matches(name.lower(), _NEAR_MISS_TARGETS, n=1, cutoff=0.75)
+            extra.append((key_text, plain(value)))
+            close = difflib.get_close_matches(key_text.lower(), _NEAR_MISS_TARGETS, n=1,
+                                              cutoff=0.75)
             if close:
                 target = "mcp.servers" if "server" in close[0] else close[0]
-                builder.add(DEF_MISSPELLED_KEY, f"`{name}` is not a key of this spec, so it "
+                builder.add(DEF_MISSPELLED_KEY, f"`{key_text}` is not a key of this spec, so it "
                             f"grants nothing. Did you mean `{target}`? Rename it.", loc)
             else:
-                builder.add(DEF_UNKNOWN_KEY, f"`{name}` is not a key of this spec; it is kept "
-                            "verbatim and has no effect. Remove it if it is a mistake.", loc)
+                builder.add(DEF_UNKNOWN_KEY, f"`{key_text}` is not a key of this spec; it is "
+                            "kept verbatim and has no effect. Remove it if it is a mistake.", loc)
     builder._duplicates((), root)
 
     name = builder.string("name", values["name"]) if "name" in values else None
     description = (builder.string("description", values["description"])
                    if "description" in values else None)
     for key_name, value_text in (("name", name), ("description", description)):
-        mistyped = key_name in values and value_text is None and not (
-            isinstance(values[key_name], LScalar) and values[key_name].tag.endswith(":null"))
+        node = values.get(key_name)
+        is_null = isinstance(node, LScalar) and node.tag.endswith(":null")
+        mistyped = node is not None and value_text is None and not is_null
         if not mistyped and (value_text is None or not value_text.strip()):
+            where = "front matter" if body_text is not None else "document"
             builder.add(DEF_MISSING_KEY, f"`{key_name}` is missing or empty. Add "
-                        f"`{key_name}: ...` to the {'front matter' if body_text is not None else 'document'}.",
+                        f"`{key_name}: ...` to the {where}.",
                         location((key_name,), keys.get(key_name) or root))
     if name is not None and name.strip() and not _valid_name(name):
         builder.add(DEF_BAD_NAME, f"name `{name}` must be 1-64 characters of letters, digits, "

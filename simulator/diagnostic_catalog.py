@@ -10,7 +10,7 @@ import pkgutil
 import simulator
 from simulator.diagnostics import DiagnosticKind
 
-_PLACEHOLDER_MODULES = {"simulator.catalog_basic"}
+_PLACEHOLDER_MODULES: set[str] = set()
 
 
 def all_kinds() -> list[DiagnosticKind]:

@@ -84,7 +84,8 @@ class Diagnostic:
         }
 
 
-def diagnose(kind: DiagnosticKind, mode: Mode, message: str, location: Location | None = None) -> Diagnostic:
+def diagnose(kind: DiagnosticKind, mode: Mode, message: str,
+             location: Location | None = None) -> Diagnostic:
     """Build a diagnostic of ``kind`` with the severity ``mode`` gives it."""
     return Diagnostic(
         code=kind.code,

@@ -16,6 +16,15 @@ from typing import Any
 from simulator import tool_grants
 
 
+def _patch(target: object, attribute: str, value: object) -> None:
+    """Replace a module attribute in this process (mutants run in their own driver)."""
+    setattr(target, attribute, value)
+
+
+def _original(target: object, attribute: str) -> Any:
+    return getattr(target, attribute)
+
+
 @dataclass(frozen=True)
 class Mutant:
     name: str
@@ -41,10 +50,10 @@ def _lowercase_resolver() -> None:
                             or d.location.path[:1] != ("tools",))
         return replace(grant, resolved=resolved, diagnostics=diagnostics)
 
-    tool_grants.resolve_tools = buggy  # type: ignore[assignment]
+    _patch(tool_grants, "resolve_tools", buggy)
     import simulator.agent as agent
 
-    agent.resolve_tools = buggy  # type: ignore[assignment]
+    _patch(agent, "resolve_tools", buggy)
 
 
 def _unicode_fold() -> None:
@@ -52,22 +61,22 @@ def _unicode_fold() -> None:
     import simulator.names as names
     import simulator.registry as registry
 
-    names.ascii_fold = str.lower  # type: ignore[assignment]
-    registry.ascii_fold = str.lower  # type: ignore[assignment]
+    _patch(names, "ascii_fold", str.lower)
+    _patch(registry, "ascii_fold", str.lower)
 
 
 def _empty_section_for_undeclared() -> None:
     """An undeclared dimension still renders an empty heading, breaking the cache."""
     import simulator.agent as agent
 
-    real = agent.assemble_prompt
+    real = _original(agent, "assemble_prompt")
 
     def buggy(frame: str, sections: dict[str, str | None], body: str) -> Any:
         filled = {k: (v if v is not None else "## Memory") if k == "memory" else v
                   for k, v in sections.items()}
         return real(frame, filled, body)
 
-    agent.assemble_prompt = buggy  # type: ignore[assignment]
+    _patch(agent, "assemble_prompt", buggy)
 
 
 def _catalog_after_body() -> None:
@@ -75,7 +84,7 @@ def _catalog_after_body() -> None:
     import simulator.agent as agent
     from simulator.prompt import Prompt, PromptPart
 
-    real = agent.assemble_prompt
+    real = _original(agent, "assemble_prompt")
 
     def buggy(frame: str, sections: dict[str, str | None], body: str) -> Any:
         good = real(frame, sections, body)
@@ -85,7 +94,7 @@ def _catalog_after_body() -> None:
         return Prompt("\n\n".join(p.text for p in parts) + "\n", tuple(PromptPart(p.kind, p.text)
                                                                      for p in parts))
 
-    agent.assemble_prompt = buggy  # type: ignore[assignment]
+    _patch(agent, "assemble_prompt", buggy)
 
 
 def _drop_unknown_silently() -> None:
@@ -97,10 +106,10 @@ def _drop_unknown_silently() -> None:
         return replace(grant, diagnostics=tuple(
             d for d in grant.diagnostics if d.code != "TOOL-UNKNOWN"))
 
-    tool_grants.resolve_tools = buggy  # type: ignore[assignment]
+    _patch(tool_grants, "resolve_tools", buggy)
     import simulator.agent as agent
 
-    agent.resolve_tools = buggy  # type: ignore[assignment]
+    _patch(agent, "resolve_tools", buggy)
 
 
 def _no_session_check() -> None:
@@ -112,15 +121,14 @@ def _no_session_check() -> None:
     def buggy(declared: Any, registry: Any, session_tools: Any, *rest: Any) -> Any:
         return real(declared, registry, frozenset(registry.grantable), *rest)
 
-    agent.resolve_tools = buggy  # type: ignore[assignment]
+    _patch(agent, "resolve_tools", buggy)
 
 
 def _save_never_rejects() -> None:
     """Save mode behaves like parse mode: errors become warnings, bad definitions save."""
     import simulator.diagnostics as diagnostics
 
-    diagnostics.DiagnosticKind.severity = (  # type: ignore[method-assign]
-        lambda self, mode: self.parse_severity)
+    _patch(diagnostics.DiagnosticKind, "severity", lambda self, mode: self.parse_severity)
 
 
 MUTANTS: dict[str, Mutant] = {m.name: m for m in (

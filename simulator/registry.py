@@ -51,7 +51,8 @@ def build_registry(
     index: dict[str, str] = {}
     for i, name in enumerate(names):
         if not isinstance(name, str) or not name.strip() or name != name.strip():
-            raise WorldSetupError(("grantable", i), f"registry name {name!r} is not a trimmed, non-empty string")
+            raise WorldSetupError(("grantable", i),
+                                  f"registry name {name!r} is not a trimmed, non-empty string")
         folded = ascii_fold(name)
         if folded in index:
             raise WorldSetupError(
@@ -64,7 +65,8 @@ def build_registry(
     for i, (name, reason) in enumerate(refused):
         folded = ascii_fold(name)
         if folded in index:
-            raise WorldSetupError(("not_grantable", i), f"{name!r} is both grantable and not grantable")
+            raise WorldSetupError(("not_grantable", i),
+                                  f"{name!r} is both grantable and not grantable")
         if not reason.strip():
             raise WorldSetupError(("not_grantable", i), f"{name!r} needs a reason (TOOL-01)")
         refused_index[folded] = (name, reason)

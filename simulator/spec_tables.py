@@ -16,7 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from simulator.diagnostic_catalog import all_kinds
-from simulator.tool_catalog import DEFAULT_GRANTABLE, DEFAULT_NOT_GRANTABLE, DIMENSION_OF, LEGACY_SIX
+from simulator.tool_catalog import (
+    DEFAULT_GRANTABLE,
+    DEFAULT_NOT_GRANTABLE,
+    DIMENSION_OF,
+    LEGACY_SIX,
+)
 
 
 def diagnostic_codes() -> str:
@@ -53,13 +58,21 @@ _REGION = re.compile(r"(<!-- BEGIN GENERATED: (?P<name>[\w-]+) -->\n)(?P<body>.*
 
 
 def _load_extra_generators() -> None:
-    for module_name in ("simulator.approval",):
-        try:
-            module = __import__(module_name, fromlist=["SPEC_TABLES"])
-        except ImportError:
+    """Modules that own a table export ``SPEC_TABLES = {region name: generator}``."""
+    import importlib
+    import pkgutil
+
+    import simulator
+
+    for info in sorted(pkgutil.walk_packages(simulator.__path__, "simulator."),
+                       key=lambda i: i.name):
+        if info.name.startswith("simulator.mutants") or info.name == __name__:
             continue
+        module = importlib.import_module(info.name)
         for name, generator in getattr(module, "SPEC_TABLES", {}).items():
-            GENERATORS.setdefault(name, generator)
+            if GENERATORS.get(name, generator) is not generator:
+                raise RuntimeError(f"spec table {name!r} defined twice")
+            GENERATORS[name] = generator
 
 
 def regenerate(text: str) -> str:

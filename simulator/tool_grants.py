@@ -18,7 +18,7 @@ from simulator.diagnostics import Diagnostic, DiagnosticKind, Mode, Severity, di
 from simulator.registry import Registry
 from simulator.tool_catalog import DIMENSION_OF
 
-W, E, I = Severity.WARNING, Severity.ERROR, Severity.INFO
+W, INFO = Severity.WARNING, Severity.INFO
 
 TOOL_UNKNOWN = DiagnosticKind(
     "TOOL-UNKNOWN", "TOOL-03", W, W,
@@ -39,7 +39,7 @@ TOOL_DIMENSION_ONLY = DiagnosticKind(
     "TOOL-DIMENSION-TOOL", "PROMPT-03", W, W,
     "a dimension tool listed in `tools` mounts only when its dimension is declared")
 TOOL_LEGACY_FALLBACK = DiagnosticKind(
-    "TOOL-LEGACY-FALLBACK", "DEF-05", I, I,
+    "TOOL-LEGACY-FALLBACK", "DEF-05", INFO, INFO,
     "the backend has no grantable-tool list; the legacy six tools are the candidates")
 
 DIAGNOSTIC_KINDS = (

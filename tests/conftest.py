@@ -3,9 +3,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
-
 from golden_ext import PlainTextGolden
+from hypothesis import HealthCheck, settings
 
 settings.register_profile(
     "ci", derandomize=True, max_examples=50, deadline=None, database=None,

@@ -91,3 +91,22 @@ def test_smoke_reports_the_handshake() -> None:
     assert proc.returncode == 0 and b"capconf-reference-simulator" in proc.stdout
     dead = capconf("smoke", "--impl", "false")
     assert dead.returncode == 2 and b"crashed" in dead.stderr
+
+
+def test_kb_search_text_json_and_refusal(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("alpha\nrefund policy: 30 days\nomega\n")
+    (docs / "b.md").write_text("no match here\nREFUND window\n")
+    text = capconf("kb-search", "--root", str(tmp_path), "--glob", "docs/**/*.md", "refund")
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.decode().splitlines()[:2] == ["docs/a.md:2: refund policy: 30 days",
+                                                     "docs/b.md:2: REFUND window"]
+    out = json.loads(capconf("kb-search", "--root", str(tmp_path), "--glob", "docs/*.md",
+                             "--json", "refund", "days").stdout)
+    assert [(h["path"], h["line"]) for h in out["hits"]] == [("docs/a.md", 2), ("docs/b.md", 2)]
+    assert out["hit_cap_reached"] is False and out["byte_budget_reached"] is False
+    none = capconf("kb-search", "--root", str(tmp_path), "--glob", "docs/*.md", "zebra")
+    assert none.returncode == 1
+    escape = capconf("kb-search", "--root", str(tmp_path), "--glob", "../**/*", "refund")
+    assert escape.returncode == 2 and b"KB-SOURCE-OUTSIDE-WORKSPACE" in escape.stderr

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from suite_runner import run_suite
 
 FAKE = Path(__file__).resolve().parent / "fake_impls" / "misbehave.py"

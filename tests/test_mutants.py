@@ -1,27 +1,47 @@
 """Every deliberately broken implementation must make the suite fail, and fail in the
-cases of the requirements it breaks. A mutant that survives means a check cannot fail."""
+cases of the requirements it breaks. A mutant that survives means a check cannot fail.
+
+The mutants run once per session, as many at a time as there are cores, each in its own
+process (a mutant patches the process it runs in); the parametrized tests then report
+per mutant.
+"""
 
 from __future__ import annotations
 
-import shlex
-import sys
+import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from suite_runner import SuiteRun, run_suite
 
 from conformance.reference import mutant_table
-from suite_runner import run_suite
 
 MUTANTS = mutant_table()
 FAILING = {"failed", "errored", "crashed", "timed out"}
 
 
-@pytest.mark.parametrize("name", sorted(MUTANTS))
-def test_mutant_is_caught(tmp_path: Path, name: str) -> None:
-    bug, caught_by = MUTANTS[name]
-    impl = f"{shlex.quote(sys.executable)} -m conformance.cli driver --mutant {name}"
+def _run(name: str, root: Path) -> SuiteRun:
+    _, caught_by = MUTANTS[name]
+    workdir = root / name
+    workdir.mkdir()
     req_args = [arg for rid in caught_by for arg in ("--req", rid)]
-    run = run_suite(tmp_path, impl, *req_args)
+    return run_suite(workdir, f"reference-mutant:{name}", *req_args,
+                     "--", "--hypothesis-profile=fail-fast", "-x")
+
+
+@pytest.fixture(scope="module")
+def mutant_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SuiteRun]:
+    root = tmp_path_factory.mktemp("mutants")
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        futures = {name: pool.submit(_run, name, root) for name in sorted(MUTANTS)}
+        return {name: future.result() for name, future in futures.items()}
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_mutant_is_caught(mutant_runs: dict[str, SuiteRun], name: str) -> None:
+    bug, caught_by = MUTANTS[name]
+    run = mutant_runs[name]
     assert run.cases, run.output[-2000:]
     failing = {cid: c for cid, c in run.cases.items() if c["outcome"] in FAILING}
     assert run.returncode != 0 and failing, f"mutant {name!r} ({bug}) survived the suite"
@@ -30,7 +50,10 @@ def test_mutant_is_caught(tmp_path: Path, name: str) -> None:
 
 
 def test_lowercase_resolver_fails_the_webfetch_case(tmp_path: Path) -> None:
-    """The regression that motivated TOOL-02, end to end."""
+    """The regression that motivated TOOL-02, end to end, over the stdio driver."""
+    import shlex
+    import sys
+
     impl = f"{shlex.quote(sys.executable)} -m conformance.cli driver --mutant lowercase-resolver"
     run = run_suite(tmp_path, impl, "--req", "TOOL-02")
     assert run.outcomes()["tool.canonical.camel-lower"] == "failed"

@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from suite_runner import DRIVER, run_suite
+
 from conformance.client import InProcessTransport, SubprocessTransport
 from conformance.reference import make_dispatcher
-from suite_runner import DRIVER, run_suite
 
 DEFINITIONS = Path(__file__).resolve().parent / "definitions"
 

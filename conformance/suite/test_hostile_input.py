@@ -56,7 +56,8 @@ def test_alias_bomb_is_refused(impl: Harness) -> None:
     lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     for i in range(1, 9):
         prev, cur = chr(ord("a") + i - 1), chr(ord("a") + i)
-        lines.append(f"{cur}: &{cur} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]")
+        refs = ",".join([f"*{prev}"] * 9)
+        lines.append(f"{cur}: &{cur} [{refs}]")
     lines.append("name: bomb\ndescription: bomb\nprompt: x")
     result = impl.parse("\n".join(lines) + "\n")
     assert not result["loaded"]

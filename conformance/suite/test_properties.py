@@ -28,7 +28,8 @@ def ascii_fold(text: str) -> str:
 @st.composite
 def case_spellings(draw: st.DrawFn, name: str) -> str:
     flips = draw(st.lists(st.booleans(), min_size=len(name), max_size=len(name)))
-    return "".join(c.swapcase() if f and c.isascii() else c for c, f in zip(name, flips, strict=True))
+    pairs = zip(name, flips, strict=True)
+    return "".join(c.swapcase() if f and c.isascii() else c for c, f in pairs)
 
 
 def _yaml_list(names: list[str]) -> str:
@@ -124,7 +125,7 @@ def test_save_round_trip_preserves_every_key(
         impl: Harness, tools: list[str], skills: list[str] | None,
         servers: list[str] | None, memory: str | None, markdown: bool) -> None:
     impl.setup(**WORLD)
-    keys = ["name: rt", "description: round trip", f"tools: {_yaml_list(tools + ['read'])}"]
+    keys = ["name: rt", "description: round trip", f"tools: {_yaml_list([*tools, 'read'])}"]
     if skills is not None:
         keys.append(f"skills: {_yaml_list(skills)}")
     if servers is not None:

@@ -1,0 +1,506 @@
+"""Knowledge sources and kb_search (KB-01..08): one catalog line per source, a bounded and
+deterministic line scan, and nothing read outside the workspace.
+
+The harness writes the knowledge files (and hostile symlinks) into the workspace itself
+and puts a canary holding the query term outside it. Each test names the buggy
+implementation it is for.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conformance.cases import default_world
+from conformance.harness import Harness, codes
+
+WORLD = default_world()
+BUDGET = 8_388_608
+MiB = 1024 * 1024
+ELLIPSIS = "\u2026"
+HEAD = ("## Knowledge sources\nSearch these with kb_search; a hit is a line, not an answer: "
+        "open the file with read.")
+KB_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "minLength": 1,
+                  "description": "Whitespace-separated terms; a line matches if it contains "
+                                 "any."},
+        "sources": {"type": "array", "items": {"type": "string"},
+                    "description": "Names of knowledge sources to search; default: all."},
+    },
+    "required": ["query"], "additionalProperties": False,
+}
+CANARY = "CANARYTOKEN"
+
+
+def case(prefix: str, rows: list[tuple[str, tuple[Any, ...]]]) -> list[Any]:
+    return [pytest.param(*values, id=suffix, marks=pytest.mark.case(f"{prefix}.{suffix}"))
+            for suffix, values in rows]
+
+
+def definition(sources: list[tuple[str, str]] | None, tools: str = "[read]") -> str:
+    lines = "" if sources is None else "knowledge:\n" + "".join(
+        f"  - {{name: {n}, glob: {g!r}}}\n" for n, g in sources)
+    if sources == []:
+        lines = "knowledge: []\n"
+    return f"name: reader\ndescription: reads\ntools: {tools}\n{lines}prompt: Read.\n"
+
+
+def spawn(impl: Harness, sources: list[tuple[str, str]]) -> str:
+    return str(impl.driver.request("agent.spawn", {"source": definition(sources)})["agent"])
+
+
+def search(impl: Harness, glob: str, query: str, **more: Any) -> dict[str, Any]:
+    """kb_search over one source `kb` with ``glob``; the whole CALL-03 envelope."""
+    agent = spawn(impl, [("kb", glob)])
+    out: dict[str, Any] = impl.driver.request(
+        "tool.call", {"agent": agent, "tool": "kb_search", "args": {"query": query, **more}})
+    return out
+
+
+def hits(impl: Harness, glob: str, query: str) -> dict[str, Any]:
+    out = search(impl, glob, query)
+    assert out["ok"] is True, out
+    content: dict[str, Any] = out["content"]
+    return content
+
+
+def pairs(content: dict[str, Any]) -> list[tuple[str, int, str]]:
+    return [(h["path"], h["line"], h["text"]) for h in content["hits"]]
+
+
+@pytest.fixture
+def kb(impl: Harness) -> Harness:
+    impl.setup(**WORLD)
+    return impl
+
+
+# --------------------------------------------------------------------------- KB-01/02
+
+
+@pytest.mark.case("kb.catalog.one-line-per-source-no-content")
+@pytest.mark.req("KB-01", "KB-02")
+def test_catalog_is_one_line_per_source_and_never_content(kb: Harness) -> None:
+    """Catches preloading (file text or file lists in the prompt) and merged sources."""
+    kb.write("docs/a.md", "SECRET-CONTENT of the handbook\n")
+    kb.write("docs/b.md", "more\n")
+    parts = kb.prompt(definition([("handbook", "./docs/**/*.md"),
+                                  ("policy", "policy/*.txt")]))["parts"]
+    [section] = [p["text"] for p in parts if p["kind"] == "catalog.knowledge"]
+    assert section == HEAD + "\n- handbook: ./docs/**/*.md\n- policy: policy/*.txt"
+
+
+@pytest.mark.parametrize("sources", case("kb.undeclared", [
+    ("absent", (None,)), ("empty-list", ([],))]))
+@pytest.mark.req("KB-02")
+def test_no_knowledge_no_section_no_tool(kb: Harness, sources: Any) -> None:
+    """Catches kb_search mounted without knowledge (retrieval only via declared sources)."""
+    mounted = kb.mounted(definition(sources, "[read, kb_search]"))
+    assert "kb_search" not in [t["name"] for t in mounted["tools"]]
+    assert "## Knowledge sources" not in kb.prompt(definition(sources))["prompt"]
+
+
+@pytest.mark.case("kb.tool.schema-and-description")
+@pytest.mark.req("KB-02", "KB-03")
+def test_kb_search_is_mounted_and_says_a_hit_is_a_line(kb: Harness) -> None:
+    """Catches a description that invites the model to treat hits as answers."""
+    tools = {t["name"]: t for t in kb.mounted(definition([("kb", "docs/*.md")]))["tools"]}
+    tool = tools["kb_search"]
+    assert tool["input_schema"] == KB_SCHEMA
+    assert "A hit is a line, not an answer" in tool["description"]
+    out = search(kb, "docs/*.md", "x", scope="global")
+    assert (out["ok"], out["error_code"]) == (False, "KB-BAD-ARGUMENTS")
+
+
+@pytest.mark.case("kb.glob.globstar-and-hidden")
+@pytest.mark.req("KB-01")
+def test_globstar_matches_any_depth_but_not_hidden_files(kb: Harness) -> None:
+    """Catches `**` that needs at least one directory, or wildcards matching dotfiles."""
+    for rel in ("docs/a.md", "docs/x/y/b.md", "docs/c.txt", "docs/.hidden.md",
+                "docs/.git/d.md", "other/e.md"):
+        kb.write(rel, f"{rel} needle\n")
+    got = hits(kb, "./docs/**/*.md", "needle")
+    assert [h[0] for h in pairs(got)] == ["docs/a.md", "docs/x/y/b.md"]
+
+
+@pytest.mark.case("kb.sources.select-and-dedupe")
+@pytest.mark.req("KB-01", "KB-02")
+def test_sources_argument_and_overlapping_sources(kb: Harness) -> None:
+    """Catches a file searched twice when two sources match it, and unknown names ignored."""
+    kb.write("docs/a.md", "needle\n")
+    kb.write("notes/b.md", "needle\n")
+    agent = spawn(kb, [("docs", "docs/*.md"), ("all", "**/*.md")])
+
+    def call(args: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = kb.driver.request(
+            "tool.call", {"agent": agent, "tool": "kb_search", "args": args})
+        return out
+
+    both = call({"query": "needle"})["content"]
+    assert [(h["path"], h["source"]) for h in both["hits"]] == [
+        ("docs/a.md", "docs"), ("notes/b.md", "all")]
+    assert both["files_searched"] == 2
+    only = call({"query": "needle", "sources": ["docs"]})["content"]
+    assert [h["path"] for h in only["hits"]] == ["docs/a.md"]
+    bad = call({"query": "needle", "sources": ["nope"]})
+    assert (bad["ok"], bad["error_code"]) == (False, "KB-UNKNOWN-SOURCE")
+    assert bad["error_detail"]["available"] == ["docs", "all"]
+
+
+# --------------------------------------------------------------------------- KB-03
+
+
+@pytest.mark.case("kb.rank.order")
+@pytest.mark.req("KB-03")
+def test_ranking_terms_then_occurrences_then_path_then_line(kb: Harness) -> None:
+    """Catches file-system order, or a score that ignores distinct terms."""
+    kb.write("k/b.md", "alpha\nalpha beta\nalpha alpha alpha\n")
+    kb.write("k/a.md", "beta\nalpha beta\n")
+    kb.write("k/B.md", "alpha\n")
+    got = hits(kb, "k/*.md", "alpha beta")
+    assert [(h["path"], h["line"], h["terms_matched"], h["occurrences"])
+            for h in got["hits"]] == [
+        ("k/a.md", 2, 2, 2), ("k/b.md", 2, 2, 2), ("k/b.md", 3, 1, 3),
+        ("k/B.md", 1, 1, 1), ("k/a.md", 1, 1, 1), ("k/b.md", 1, 1, 1)]
+
+
+@pytest.mark.case("kb.match.ascii-case-only")
+@pytest.mark.req("KB-03")
+def test_matching_folds_ascii_letters_only(kb: Harness) -> None:
+    """Catches case-sensitive matching, and Unicode folding that differs per runtime."""
+    kb.write("k/a.md", "NeedleS\nneedle\n\u00c9t\u00e9\n\u00e9t\u00e9\n")
+    got = hits(kb, "k/*.md", "NEEDLE \u00e9t\u00e9")
+    assert [(h[1], h[2]) for h in pairs(got)] == [(1, "NeedleS"), (2, "needle"),
+                                                  (4, "\u00e9t\u00e9")]
+
+
+@pytest.mark.parametrize("data,expected", case("kb.lines", [
+    ("crlf", (b"one\r\ntwo needle\r\nthree\r\n", [(2, "two needle")])),
+    ("lone-cr", (b"a\rneedle\nb\n", [(1, "a\rneedle")])),
+    ("no-trailing-newline", (b"first\nsecond\nlast needle", [(3, "last needle")])),
+    ("zero-bytes", (b"", [])),
+    ("non-utf8", (b"\xf0\x80\x80needle\xe2\x82 tail\n\xff plain needle\n",
+                  [(1, "\ufffd\ufffd\ufffdneedle\ufffd tail"), (2, "\ufffd plain needle")])),
+]))
+@pytest.mark.req("KB-03", "KB-06")
+def test_line_edge_cases(kb: Harness, data: bytes, expected: list[tuple[int, str]]) -> None:
+    """Catches CR kept in hits, a lost last line, crashes on empty or non-UTF-8 files, and
+    replacement that differs from the WHATWG maximal-subpart rule."""
+    kb.write("k/f.txt", data)
+    got = hits(kb, "k/*.txt", "needle")
+    assert [(h[1], h[2]) for h in pairs(got)] == expected
+    assert got["files_searched"] == 1 and got["bytes_read"] == len(data)
+
+
+@pytest.mark.case("kb.query.bad")
+@pytest.mark.req("KB-03")
+def test_bad_queries_are_structured_errors(kb: Harness) -> None:
+    """Catches an empty query that returns everything, or a crash."""
+    for query in ("   ", " ".join(f"t{i}" for i in range(17)), "x" * 129):
+        out = search(kb, "*.md", query)
+        assert (out["ok"], out["error_code"]) == (False, "KB-BAD-QUERY"), query
+
+
+WORDS = ["alpha", "Beta", "gamma", "needle", "x", "\u00e9t\u00e9"]
+LINE = st.lists(st.sampled_from(WORDS), max_size=5).map(" ".join)
+FILE = st.tuples(st.lists(LINE, max_size=25), st.sampled_from(["\n", "\r\n"]),
+                 st.booleans()).map(
+    lambda t: (t[1].join(t[0]) + (t[1] if t[2] and t[0] else "")).encode())
+CORPUS = st.dictionaries(st.sampled_from(["a.md", "b.md", "d/c.md", "d/C.md", "Z.md",
+                                          "\u00e9.md"]), FILE, min_size=1, max_size=5)
+QUERY = st.lists(st.sampled_from([*WORDS, "ALPHA", "zzz"]), min_size=1, max_size=3)
+
+
+def oracle(files: dict[str, bytes], terms: list[str]) -> list[tuple[str, int, int, int]]:
+    low_terms = list(dict.fromkeys(t.encode().lower() for t in terms))
+    rows = []
+    for path in sorted(files, key=lambda p: p.encode()):
+        for i, line in enumerate(files[path].split(b"\n"), start=1):
+            present = [t for t in low_terms if t in line.lower()]
+            if present:
+                occ = sum(line.lower().count(t) for t in present)
+                rows.append((-len(present), -occ, path.encode(), i, path))
+    rows.sort()
+    return [(r[4], r[3], -r[0], -r[1]) for r in rows]
+
+
+@pytest.mark.case("kb.property.matches-oracle")
+@pytest.mark.req("KB-03", "KB-05", "KB-06")
+@settings(max_examples=25, deadline=None)
+@given(files=CORPUS, terms=QUERY)
+def test_property_hits_match_the_spec_oracle(impl: Harness, files: dict[str, bytes],
+                                             terms: list[str]) -> None:
+    """Catches any ranking, counting or line-splitting difference from the spec, on
+    generated corpora (CRLF, no trailing newline, non-ASCII names and text)."""
+    root = impl.workspace / "prop"
+    if root.exists():
+        for dirpath, _dirs, names in os.walk(root, topdown=False):
+            for name in names:
+                os.unlink(os.path.join(dirpath, name))
+            os.rmdir(dirpath)
+    impl.setup(**WORLD)
+    for rel, data in files.items():
+        impl.write(f"prop/{rel}", data)
+    got = hits(impl, "prop/**/*.md", " ".join(terms))
+    expected = oracle({f"prop/{k}": v for k, v in files.items()}, terms)
+    assert [(h["path"], h["line"], h["terms_matched"], h["occurrences"])
+            for h in got["hits"]] == expected[:50]
+    assert got["matching_lines"] == len(expected)
+    assert got["hit_cap_reached"] is (len(expected) > 50)
+    lowered = [t.encode().lower() for t in terms]
+    for h in got["hits"]:
+        assert len(h["text"]) <= 400
+        assert any(t in h["text"].encode().lower() for t in lowered)
+
+
+@pytest.mark.case("kb.order.not-listing-order")
+@pytest.mark.req("KB-03", "KB-04")
+def test_order_does_not_follow_creation_or_listing_order(kb: Harness) -> None:
+    """Catches results (and budget cuts) that follow readdir order instead of path bytes."""
+    for rel in ("d/zz.md", "d/b.md", "d/\u00e9.md", "d/B.md", "d/a/b.md", "d/a.md"):
+        kb.write(rel, "needle\n")
+    got = hits(kb, "d/**/*.md", "needle")
+    assert [h[0] for h in pairs(got)] == ["d/B.md", "d/a.md", "d/a/b.md", "d/b.md",
+                                          "d/zz.md", "d/\u00e9.md"]
+
+
+# --------------------------------------------------------------------------- KB-04
+
+
+def _budget_files(kb: Harness, total: int) -> int:
+    first = (b"filler line\n" * (4 * MiB // 12 + 1))[: 4 * MiB]
+    tail = b"needle at the very end"
+    second = b"x" * (total - len(first) - len(tail) - 1) + b"\n" + tail
+    kb.write("big/a.txt", first)
+    kb.write("big/b.txt", second)
+    return len(second)
+
+
+@pytest.mark.case("kb.budget.exact")
+@pytest.mark.req("KB-04")
+def test_exactly_the_budget_is_read_whole(kb: Harness) -> None:
+    """Catches an off-by-one that cuts a corpus of exactly 8,388,608 bytes."""
+    _budget_files(kb, BUDGET)
+    got = hits(kb, "big/*.txt", "end")
+    assert (got["bytes_read"], got["byte_budget_reached"], got["cut_file"]) == (
+        BUDGET, False, None)
+    assert pairs(got) == [("big/b.txt", 2, "needle at the very end")]
+
+
+@pytest.mark.case("kb.budget.one-byte-over")
+@pytest.mark.req("KB-04")
+def test_one_byte_over_the_budget_is_cut_and_reported(kb: Harness) -> None:
+    """Catches reading past 8 MiB, and cuts that are silent."""
+    size = _budget_files(kb, BUDGET + 1)
+    got = hits(kb, "big/*.txt", "end")
+    assert got["bytes_read"] == BUDGET and got["byte_budget_reached"] is True
+    assert got["cut_file"] == {"path": "big/b.txt", "bytes_read": size - 1, "size": size}
+    assert got["hits"] == []  # the cut byte was the `d` of "end"
+    assert got["byte_budget"] == BUDGET
+
+
+@pytest.mark.case("kb.budget.later-files-not-read")
+@pytest.mark.req("KB-04")
+def test_files_after_the_budget_are_not_read_and_counted(kb: Harness) -> None:
+    """Catches a budget applied per file instead of per search."""
+    kb.write("big/a.txt", b"x" * BUDGET)
+    kb.write("big/b.txt", b"needle\n")
+    kb.write("big/c.txt", b"")
+    kb.write("big/d.txt", b"needle\n")
+    got = hits(kb, "big/*.txt", "needle")
+    assert got["hits"] == [] and got["files_not_read"] == 2
+    assert got["byte_budget_reached"] is True and got["cut_file"] is None
+
+
+@pytest.mark.case("kb.budget.single-20mb-line")
+@pytest.mark.req("KB-04", "KB-06")
+def test_a_single_20_mb_line(kb: Harness) -> None:
+    """Catches unbounded reads of one huge line and hit text that loses the match."""
+    kb.write("big/one.txt", b"a" * (5 * MiB) + b"needle" + b"b" * (15 * MiB))
+    got = hits(kb, "big/*.txt", "needle")
+    assert got["bytes_read"] == BUDGET and got["cut_file"]["size"] == 20 * MiB + 6
+    [hit] = got["hits"]
+    assert (hit["line"], hit["text_truncated"]) == (1, True)
+    assert hit["text"] == ELLIPSIS + "a" * 100 + "needle" + "b" * 292 + ELLIPSIS
+
+
+# --------------------------------------------------------------------------- KB-05
+
+
+@pytest.mark.parametrize("n", case("kb.cap", [("49", (49,)), ("50", (50,)), ("51", (51,))]))
+@pytest.mark.req("KB-05")
+def test_hit_cap_boundary(kb: Harness, n: int) -> None:
+    """Catches 51 hits, and a cap that is not reported."""
+    kb.write("k/a.md", "".join(f"line {i} needle\n" for i in range(n)))
+    got = hits(kb, "k/*.md", "needle")
+    assert [h[1] for h in pairs(got)] == list(range(1, min(n, 50) + 1))
+    assert got["matching_lines"] == n and got["hit_cap_reached"] is (n > 50)
+
+
+@pytest.mark.case("kb.cap.keeps-the-best")
+@pytest.mark.req("KB-05", "KB-03")
+def test_hit_cap_keeps_the_best_lines(kb: Harness) -> None:
+    """Catches a cap applied before ranking (first 50 lines instead of best 50)."""
+    kb.write("k/a.md", "needle\n" * 60 + "needle needle\n")
+    got = hits(kb, "k/*.md", "needle")
+    assert [h[1] for h in pairs(got)] == [61, *range(1, 50)]
+
+
+# --------------------------------------------------------------------------- KB-06
+
+
+@pytest.mark.parametrize("line,expected", case("kb.line-cap", [
+    ("400-chars", ("\u00e9" * 394 + "needle", "\u00e9" * 394 + "needle")),
+    ("401-chars", ("needle" + "\u00e9" * 395, "needle" + "\u00e9" * 393 + ELLIPSIS)),
+    ("4-byte-chars", ("needle" + "\U0001f600" * 394, "needle" + "\U0001f600" * 394)),
+    ("window-middle", ("a" * 1000 + "needle" + "b" * 1000,
+                       ELLIPSIS + "a" * 100 + "needle" + "b" * 292 + ELLIPSIS)),
+    ("window-end", ("a" * 1000 + "needle" + "b" * 10, ELLIPSIS + "a" * 383 + "needle"
+                    + "b" * 10)),
+]))
+@pytest.mark.req("KB-06")
+def test_line_cap_in_characters_with_markers(kb: Harness, line: str, expected: str) -> None:
+    """Catches caps counted in bytes, missing markers, and windows that lose the match."""
+    kb.write("k/a.md", line + "\n")
+    [hit] = hits(kb, "k/*.md", "needle")["hits"]
+    assert hit["text"] == expected and len(hit["text"]) <= 400
+    assert hit["text_truncated"] is (expected != line)
+
+
+# --------------------------------------------------------------------------- KB-07
+
+HOSTILE = [
+    ("absolute", "/etc/*", "KB-SOURCE-OUTSIDE-WORKSPACE"),
+    ("root-globstar", "/**", "KB-SOURCE-OUTSIDE-WORKSPACE"),
+    ("dotdot", "../outside/*", "KB-SOURCE-OUTSIDE-WORKSPACE"),
+    ("inner-dotdot", "docs/../../outside/*", "KB-SOURCE-OUTSIDE-WORKSPACE"),
+    ("globstar-dotdot", "**/../../*", "KB-SOURCE-OUTSIDE-WORKSPACE"),
+    ("home", "~/x", "KB-SOURCE-OUTSIDE-WORKSPACE"),
+    ("drive", "C:/Windows/*", "KB-SOURCE-OUTSIDE-WORKSPACE"),
+    ("scheme", "file:///etc/passwd", "KB-SOURCE-OUTSIDE-WORKSPACE"),
+    ("backslash", "..\\outside\\*", "KB-SOURCE-OUTSIDE-WORKSPACE"),
+    ("unc", "\\\\server\\share\\*", "KB-SOURCE-OUTSIDE-WORKSPACE"),
+    ("nul", "docs/\x00/../../x", "KB-SOURCE-OUTSIDE-WORKSPACE"),
+    ("percent", "%2e%2e/outside/*", "KB-SOURCE-OUTSIDE-WORKSPACE"),
+    ("fullwidth", "\uff0e\uff0e/outside/*", "KB-SOURCE-OUTSIDE-WORKSPACE"),
+    ("env", "$HOME/*", "KB-SOURCE-OUTSIDE-WORKSPACE"),
+    ("brace", "{..,docs}/*", "KB-SOURCE-OUTSIDE-WORKSPACE"),
+    ("symlink-dir", "out_dir/*", "KB-SOURCE-OUTSIDE-WORKSPACE"),
+    ("symlink-file", "out_file.txt", "KB-SOURCE-OUTSIDE-WORKSPACE"),
+    ("symlink-chain", "chain.txt", "KB-SOURCE-OUTSIDE-WORKSPACE"),
+    ("symlink-under-globstar", "**/*.txt", "KB-SOURCE-OUTSIDE-WORKSPACE"),
+    ("too-long", "d/" + "x" * 1030, "KB-GLOB-INVALID"),
+    ("trailing-slash", "docs/", "KB-SOURCE-OUTSIDE-WORKSPACE"),
+]
+
+
+def _hostile_world(kb: Harness, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "canary.txt").write_text(f"{CANARY} needle\n")
+    ws = kb.workspace
+    kb.write("docs/inside.txt", "inside needle\n")
+    (ws / "out_dir").symlink_to(outside)
+    (ws / "out_file.txt").symlink_to(outside / "canary.txt")
+    (ws / "chain2.txt").symlink_to("out_file.txt")
+    (ws / "chain.txt").symlink_to("chain2.txt")
+    (ws / "docs" / "deep.txt").symlink_to("../../" + os.path.relpath(outside / "canary.txt",
+                                                                     ws.parent))
+
+
+@pytest.mark.parametrize("glob,code", case("kb.hostile.save", [
+    (suffix, (glob, code)) for suffix, glob, code in HOSTILE]))
+@pytest.mark.req("KB-07", "DEF-02")
+def test_hostile_glob_is_rejected_in_save_mode(kb: Harness, tmp_path: Path, glob: str,
+                                               code: str) -> None:
+    """Catches any way out of the workspace accepted at save time."""
+    _hostile_world(kb, tmp_path)
+    result = kb.save(definition([("kb", glob)]))
+    assert result["saved"] is False
+    mine = [d for d in result["diagnostics"] if d["code"].startswith("KB-")]
+    assert [(d["code"], d["severity"], d["path"]) for d in mine] == [
+        (code, "error", ["knowledge", 0, "glob"])]
+
+
+@pytest.mark.parametrize("glob", case("kb.hostile.search", [
+    (suffix, (glob,)) for suffix, glob, _ in HOSTILE]))
+@pytest.mark.req("KB-07")
+def test_hostile_glob_never_finds_the_outside_canary(kb: Harness, tmp_path: Path,
+                                                     glob: str) -> None:
+    """Catches a search that reads outside the workspace (parse mode keeps going)."""
+    _hostile_world(kb, tmp_path)
+    result = kb.parse(definition([("kb", glob)]))
+    assert result["loaded"] is True
+    assert {"KB-SOURCE-OUTSIDE-WORKSPACE", "KB-GLOB-INVALID"} & set(codes(result))
+    mounted = [t["name"] for t in kb.mounted(definition([("kb", glob)]))["tools"]]
+    if "kb_search" not in mounted:
+        return
+    out = search(kb, glob, f"needle {CANARY}")
+    assert CANARY not in str(out)
+
+
+@pytest.mark.case("kb.symlink.skipped-and-reported")
+@pytest.mark.req("KB-07")
+def test_escaping_symlinks_are_skipped_and_reported_at_search(kb: Harness,
+                                                              tmp_path: Path) -> None:
+    """Catches links followed out of the workspace, or skipped without a word."""
+    _hostile_world(kb, tmp_path)
+    got = hits(kb, "**/*.txt", f"needle {CANARY}")
+    assert [h[0] for h in pairs(got)] == ["docs/inside.txt"]
+    skipped = {(s["path"], s["reason"]) for s in got["skipped"]}
+    assert {("out_file.txt", "symlink-outside-workspace"),
+            ("chain.txt", "symlink-outside-workspace"),
+            ("docs/deep.txt", "symlink-outside-workspace")} <= skipped
+
+
+@pytest.mark.case("kb.symlink.inside-allowed")
+@pytest.mark.req("KB-07", "KB-01")
+def test_file_symlink_inside_the_workspace_is_followed(kb: Harness) -> None:
+    """Catches an over-eager rule that refuses every symlink."""
+    kb.write("docs/real.md", "needle\n")
+    (kb.workspace / "docs" / "alias.md").symlink_to("real.md")
+    got = hits(kb, "docs/*.md", "needle")
+    assert [h[0] for h in pairs(got)] == ["docs/alias.md", "docs/real.md"]
+
+
+# --------------------------------------------------------------------------- KB-08
+
+
+@pytest.mark.case("kb.read.parse-keeps-tool")
+@pytest.mark.req("KB-08", "DEF-02")
+def test_knowledge_without_read_warns_and_still_loads(kb: Harness) -> None:
+    """Catches parse mode that drops the whole definition (or the source) for a warning."""
+    source = definition([("kb", "docs/*.md")], "[grep]")
+    result = kb.parse(source)
+    [diag] = [d for d in result["diagnostics"] if d["code"] == "KB-REQUIRES-READ"]
+    assert diag["severity"] == "warning" and diag["path"] == ["knowledge"]
+    assert "read" in diag["message"]
+    assert "kb_search" in [t["name"] for t in kb.mounted(source)["tools"]]
+    saved = kb.save(source)
+    assert saved["saved"] is False
+    assert [d["severity"] for d in saved["diagnostics"] if d["code"] == "KB-REQUIRES-READ"] == [
+        "error"]
+
+
+@pytest.mark.case("kb.symlink.added-after-spawn")
+@pytest.mark.req("KB-07")
+def test_symlink_planted_after_mounting_is_refused_at_search(kb: Harness,
+                                                             tmp_path: Path) -> None:
+    """Catches a runtime that checks the workspace only when the definition is loaded."""
+    kb.write("docs/inside.md", "inside needle\n")
+    agent = spawn(kb, [("kb", "docs/*.md")])
+    outside = tmp_path / "canary.md"
+    outside.write_text(f"{CANARY} needle\n")
+    (kb.workspace / "docs" / "late.md").symlink_to(outside)
+    out = kb.driver.request("tool.call", {"agent": agent, "tool": "kb_search",
+                                          "args": {"query": f"needle {CANARY}"}})
+    assert out["ok"] is True and CANARY not in str(out["content"]["hits"])
+    assert [h["path"] for h in out["content"]["hits"]] == ["docs/inside.md"]
+    assert {"path": "docs/late.md", "reason": "symlink-outside-workspace"} in (
+        out["content"]["skipped"])

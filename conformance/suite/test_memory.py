@@ -1,0 +1,525 @@
+"""Memory (MEM-01..10): modes, scope-free tools bound to one directory, resident budgets,
+daily search, serialised appends, and the main memory's switch.
+
+The harness owns the workspace, so it plants files and links directly on disk and checks
+the tree before and after each call; the layout (MEM-01) is normative, so it knows where a
+private or shared agent's memory lives. Each test names the buggy implementation it is for.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conformance.cases import default_world
+from conformance.harness import Harness, codes
+
+WORLD = default_world()
+ROOT, MAIN = "mem/agents", "mem/main"
+MEMORY_WORLD = {"subagent_root": ROOT, "main_dir": MAIN, "main_enabled": False}
+TOOLS = ["memory_write", "memory_read", "memory_search"]
+
+NAME_PATTERN = "^(?!.*\\.\\.)[A-Za-z0-9][A-Za-z0-9._-]{0,60}\\.md$"
+FILE = {"type": "string", "minLength": 1, "maxLength": 64, "pattern": NAME_PATTERN,
+        "description": "A file name such as notes.md: one name, no folders."}
+DAILY = {"type": "boolean", "default": False,
+         "description": "true for a daily file (found only by memory_search), false for a "
+                        "resident root file."}
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "memory_write": {
+        "type": "object",
+        "properties": {"file": FILE, "content": {
+            "type": "string", "minLength": 1,
+            "description": "The entry to append, at most 4096 UTF-8 bytes."}, "daily": DAILY},
+        "required": ["file", "content"], "additionalProperties": False},
+    "memory_read": {"type": "object", "properties": {"file": FILE, "daily": DAILY},
+                    "required": [], "additionalProperties": False},
+    "memory_search": {
+        "type": "object",
+        "properties": {"query": {"type": "string", "minLength": 1, "maxLength": 256,
+                                 "description": "Keywords separated by spaces; matching "
+                                                "ignores case."}},
+        "required": ["query"], "additionalProperties": False},
+}
+DESCRIPTIONS = {
+    "memory_write": (
+        "Append an entry to one of your memory files; entries are never overwritten. A root "
+        "file (daily=false) is resident: it is shown in the Memory section of your prompt, up "
+        "to 4096 bytes per file and 12288 bytes in all, and a larger file is left out whole. "
+        "A daily file (daily=true) is found only by memory_search. Your memory directory is "
+        "fixed when the tool is mounted; no argument can choose another one."),
+    "memory_read": ("Read one of your memory files (at most 65536 bytes), or list your root "
+                    "and daily files when file is omitted."),
+    "memory_search": (
+        "Keyword search over your memory files, root and daily. Returns at most 50 ranked "
+        "lines as file, daily, line and text (cut at 400 characters). A hit is a line, not "
+        "an answer: read the file with memory_read for context."),
+}
+HEAD_PRIVATE = (
+    "## Memory\nMode: private. This memory is yours alone: nothing you write here reaches "
+    "the main agent's memory.\nmemory_write appends entries; memory_read and memory_search "
+    "look them up. Root files are resident and shown below (at most 4096 bytes per file and "
+    "12288 bytes in all); daily files are found only with memory_search.")
+
+
+def cases(prefix: str, rows: list[tuple[str, tuple[Any, ...]]]) -> list[Any]:
+    """Parametrized rows, each with its own stable case ID ``<prefix>.<suffix>``."""
+    return [pytest.param(*values, id=suffix, marks=pytest.mark.case(f"{prefix}.{suffix}"))
+            for suffix, values in rows]
+
+
+def definition(mode: str | None = "private", name: str = "reviewer") -> str:
+    memory = "" if mode is None else f"memory: {mode}\n"
+    return f"name: {name}\ndescription: reviews\ntools: [read]\n{memory}prompt: Review.\n"
+
+
+def setup(impl: Harness, **memory: Any) -> None:
+    for root in (ROOT, MAIN):
+        (impl.workspace / root).mkdir(parents=True, exist_ok=True)
+    impl.setup(**WORLD, memory={**MEMORY_WORLD, **memory})
+
+
+def spawn(impl: Harness, mode: str = "private", name: str = "reviewer") -> str:
+    result = impl.driver.request("agent.spawn", {"source": definition(mode, name)})
+    agent: str = result["agent"]
+    return agent
+
+
+def call(impl: Harness, agent: str, tool: str, args: Any) -> dict[str, Any]:
+    result: dict[str, Any] = impl.driver.request("tool.call",
+                                                 {"agent": agent, "tool": tool, "args": args})
+    return result
+
+
+def section(impl: Harness, mode: str = "private", name: str = "reviewer") -> str:
+    parts = impl.prompt(definition(mode, name))["parts"]
+    [text] = [p["text"] for p in parts if p["kind"] == "catalog.memory"]
+    return str(text)
+
+
+def tree(top: Path, exclude: Path | None = None) -> dict[str, Any]:
+    """Kind, bytes and mtime of every entry under ``top`` (links not followed)."""
+    out: dict[str, Any] = {}
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        here = Path(dirpath)
+        dirnames[:] = [d for d in dirnames if here / d != exclude]
+        for name in sorted(dirnames + filenames):
+            path = here / name
+            if path == exclude:
+                continue
+            st_ = path.lstat()
+            if path.is_symlink():
+                value: Any = ("link", os.readlink(path))
+            elif path.is_dir():
+                value = ("dir", st_.st_mtime_ns)
+            else:
+                value = ("file", path.read_bytes(), st_.st_mtime_ns)
+            out[path.relative_to(top).as_posix()] = value
+    return out
+
+
+# --- MEM-01 / MEM-02: modes and mounting ---------------------------------------------------
+
+@pytest.mark.req("MEM-02", "MEM-01")
+@pytest.mark.parametrize("mode", cases("memory.mount.none-mounts-nothing", [
+    ("absent", (None,)), ("none", ("none",)), ("None", ("None",))]))
+def test_mode_none_mounts_no_tools_and_no_section(impl: Harness, mode: str | None) -> None:
+    """Bug: memory tools mounted for every agent, or an empty `## Memory` heading."""
+    setup(impl)
+    mounted = [t["name"] for t in impl.mounted(definition(mode))["tools"]]
+    assert not set(mounted) & set(TOOLS)
+    parts = [p["kind"] for p in impl.prompt(definition(mode))["parts"]]
+    assert "catalog.memory" not in parts
+
+
+@pytest.mark.req("MEM-02", "MEM-03")
+@pytest.mark.parametrize("mode", cases("memory.mount.three-tools", [
+    ("private", ("private",)), ("shared", ("shared",))]))
+def test_private_and_shared_mount_the_three_tools_as_specified(impl: Harness,
+                                                               mode: str) -> None:
+    """Bug: a `scope` parameter in the schema, a loose schema, or a renamed tool."""
+    setup(impl)
+    tools = [t for t in impl.mounted(definition(mode))["tools"] if t["name"] in TOOLS]
+    assert [t["name"] for t in tools] == TOOLS
+    for tool in tools:
+        assert tool["input_schema"] == SCHEMAS[tool["name"]]
+        assert tool["description"] == DESCRIPTIONS[tool["name"]]
+
+
+@pytest.mark.case("memory.shared.consent-notice")
+@pytest.mark.req("MEM-01")
+def test_shared_carries_an_info_notice_and_still_saves(impl: Harness) -> None:
+    """Bug: shared silently allowed, or blocked (an error in save mode)."""
+    setup(impl)
+    for mode in ("parse", "save"):
+        result = impl.parse(definition("shared"), mode=mode)
+        [notice] = [d for d in result["diagnostics"] if d["code"] == "MEM-SHARED-CONSENT"]
+        assert notice["severity"] == "info" and notice["path"] == ["memory"]
+        assert "main agent" in notice["message"] and "memory: private" in notice["message"]
+    assert impl.save(definition("shared"))["saved"] is True
+    assert "MEM-SHARED-CONSENT" not in codes(impl.parse(definition("private")))
+
+
+# --- MEM-03: no scope, the directory is bound ---------------------------------------------
+
+FORGED = [{"scope": "global"}, {"dir": "/"}, {"path": "../../x"}, {"directory": MAIN},
+          {"scope": "global", "dir": MAIN}, {"Scope": "global"}, {"\uff53cope": "global"},
+          {"agent": "main"}, {"root": "."}]
+BASE = {"memory_write": {"file": "notes.md", "content": "forged"},
+        "memory_read": {"file": "MEMORY.md"}, "memory_search": {"query": "secret"}}
+
+
+@pytest.mark.case("memory.scope.forged-arguments-refused")
+@pytest.mark.req("MEM-03")
+def test_forged_scope_arguments_are_refused_and_touch_nothing(impl: Harness) -> None:
+    """Bug: a runtime that honours `scope: "global"` (or silently ignores it, so the model
+    believes it wrote to global memory)."""
+    setup(impl)
+    impl.write(f"{MAIN}/MEMORY.md", "MAIN-SECRET\n")
+    agent = spawn(impl)
+    before = tree(impl.workspace)
+    for tool, base in BASE.items():
+        for extra in FORGED:
+            result = call(impl, agent, tool, {**base, **extra})
+            assert result["ok"] is False, (tool, extra)
+            assert result["error_code"] == "MEM-UNKNOWN-ARGUMENT", (tool, extra, result)
+            assert "MAIN-SECRET" not in json.dumps(result)
+    assert tree(impl.workspace) == before
+
+
+HOSTILE_NAMES = ["../main/MEMORY.md", "../../x.md", "/etc/passwd", "..", "a/b.md", "a\\b.md",
+                 "\u2215main.md", "\uff0e\uff0e\uff0fMEMORY.md", "x.md\x00", "C:\\x.md",
+                 ".hidden.md", "notes.txt", "a" * 62 + ".md", "con.md", "MEMORY.md\n"]
+hostile_values = st.sampled_from(["global", "../../x", MAIN, "/", ".."]) | st.text(max_size=8)
+
+
+@pytest.mark.case("memory.scope.property-no-byte-outside")
+@pytest.mark.req("MEM-03", "MEM-04")
+@settings(max_examples=40, deadline=None)
+@given(tool=st.sampled_from(TOOLS), name=st.sampled_from([*HOSTILE_NAMES, "ok.md"]),
+       extra=st.dictionaries(st.sampled_from(["scope", "dir", "path", "cwd", "global", "x"]),
+                             hostile_values, max_size=2),
+       daily=st.booleans())
+def test_no_argument_reaches_outside_the_bound_directory(
+        impl: Harness, tool: str, name: str, extra: dict[str, str], daily: bool) -> None:
+    """Bug: a file name or extra argument joined into a path (`../main/MEMORY.md`)."""
+    setup(impl)
+    impl.write(f"{MAIN}/MEMORY.md", "MAIN-SECRET\n")
+    impl.write(f"{ROOT}/other/notes.md", "OTHER-SECRET\n")
+    impl.write("outside.md", "WS-SECRET\n")
+    agent = spawn(impl)
+    bound = impl.workspace / ROOT / "reviewer"
+    bound.mkdir(exist_ok=True)  # creating the bound directory itself is allowed
+    before = tree(impl.workspace, exclude=bound)
+    by_tool: dict[str, dict[str, Any]] = {
+        "memory_write": {"file": name, "content": "x", "daily": daily},
+        "memory_read": {"file": name, "daily": daily},
+        "memory_search": {"query": name}}
+    args = by_tool[tool]
+    result = call(impl, agent, tool, {**args, **extra})
+    assert tree(impl.workspace, exclude=bound) == before
+    assert not re.search(r"(MAIN|OTHER|WS)-SECRET", json.dumps(result))
+    if extra:
+        assert result["error_code"] == "MEM-UNKNOWN-ARGUMENT"
+
+
+@pytest.mark.req("MEM-09", "MEM-03")
+@pytest.mark.parametrize(("name", "reason"), cases("memory.names", [
+    ("empty", ("", "empty")), ("nul", ("a\x00.md", "nul")), ("absolute", ("/abs.md", "absolute")),
+    ("drive", ("C:x.md", "absolute")), ("slash", ("a/b.md", "separator")),
+    ("backslash", ("a\\b.md", "separator")), ("dotdot", ("..", "dot_dot")),
+    ("dotdot-inside", ("a..md", "dot_dot")), ("too-long", ("a" * 62 + ".md", "too_long")),
+    ("division-slash", ("\u2215x.md", "charset")), ("non-ascii", ("caf\u00e9.md", "charset")),
+    ("space", ("my notes.md", "charset")), ("hidden", (".x.md", "leading")),
+    ("upper-suffix", ("notes.MD", "suffix")), ("no-suffix", ("notes", "suffix")),
+    ("device", ("con.md", "reserved"))]))
+def test_bad_file_names_get_a_structured_error(impl: Harness, name: str, reason: str) -> None:
+    """Bug: names validated by a deny-list that misses look-alikes or `\\`."""
+    setup(impl)
+    agent = spawn(impl)
+    result = call(impl, agent, "memory_write", {"file": name, "content": "x"})
+    assert (result["error_code"], result["error_detail"]["reason"]) == (
+        "MEM-BAD-FILE-NAME", reason)
+    assert list((impl.workspace / ROOT).iterdir()) == []
+
+
+# --- MEM-04 / MEM-10: private never writes the main memory ----------------------------------
+
+@pytest.mark.case("memory.layout.private-and-shared")
+@pytest.mark.req("MEM-04", "MEM-01")
+def test_private_writes_its_own_directory_shared_writes_main(impl: Harness) -> None:
+    """Bug: private memory stored in (or next to, then merged into) the main memory."""
+    setup(impl)
+    private = spawn(impl, "private", "Code-Reviewer")
+    shared = spawn(impl, "shared", "helper")
+    assert call(impl, private, "memory_write", {"file": "MEMORY.md", "content": "p"})["ok"]
+    assert call(impl, shared, "memory_write", {"file": "MEMORY.md", "content": "s"})["ok"]
+    assert (impl.workspace / ROOT / "code-reviewer" / "MEMORY.md").read_text() == "p\n"
+    assert (impl.workspace / MAIN / "MEMORY.md").read_text() == "s\n"
+
+
+@pytest.mark.req("MEM-04", "MEM-10")
+@pytest.mark.parametrize(("name", "plant", "kind"), cases("memory.links.file", [
+    ("symlink", ("link.md", "symlink", "symlink")),
+    ("dangling-symlink", ("dangling.md", "dangling", "symlink")),
+    ("hard-link", ("hard.md", "hardlink", "hard_linked"))]))
+def test_links_planted_in_private_memory_do_not_reach_main(impl: Harness, name: str,
+                                                           plant: str, kind: str) -> None:
+    """Bug: open() follows a symlink (or writes through a hard link) into the main memory."""
+    setup(impl)
+    main_file = impl.write(f"{MAIN}/MEMORY.md", "MAIN\n")
+    bound = impl.workspace / ROOT / "reviewer"
+    bound.mkdir()
+    if plant == "symlink":
+        os.symlink("../../main/MEMORY.md", bound / name)
+    elif plant == "dangling":
+        os.symlink("../../main/NEW.md", bound / name)
+    else:
+        os.link(main_file, bound / name)
+    agent = spawn(impl)
+    before = tree(impl.workspace / MAIN)
+    for tool, args in (("memory_write", {"file": name, "content": "POISON"}),
+                       ("memory_read", {"file": name})):
+        result = call(impl, agent, tool, args)
+        assert result["error_code"] == "MEM-NOT-REGULAR-FILE", result
+        assert result["error_detail"]["kind"] == kind
+    assert tree(impl.workspace / MAIN) == before
+    assert "MAIN" not in section(impl)
+
+
+@pytest.mark.req("MEM-04", "MEM-10")
+@pytest.mark.parametrize("plant", cases("memory.links.directory", [
+    ("agent-dir", ("agent-dir",)), ("daily-dir", ("daily-dir",))]))
+def test_directory_links_are_unsafe_not_followed(impl: Harness, plant: str) -> None:
+    """Bug: the memory directory (or daily/) resolved through a link into the main memory."""
+    setup(impl)
+    impl.write(f"{MAIN}/daily/d.md", "MAIN\n")
+    bound = impl.workspace / ROOT / "reviewer"
+    if plant == "agent-dir":
+        os.symlink("../main", bound)
+    else:
+        bound.mkdir()
+        os.symlink("../../main/daily", bound / "daily")
+    before = tree(impl.workspace / MAIN)
+    parsed = impl.parse(definition("private"))
+    if plant == "agent-dir":
+        assert "MEM-DIR-UNSAFE" in codes(parsed)
+    agent = spawn(impl)
+    result = call(impl, agent, "memory_write", {"file": "d.md", "content": "POISON",
+                                                "daily": True})
+    assert result["error_code"] == "MEM-DIR-UNSAFE"
+    assert result["terminal_for_attempt"] is True
+    assert tree(impl.workspace / MAIN) == before
+
+
+@pytest.mark.req("MEM-04", "PROTO-02")
+@pytest.mark.parametrize(("root", "main"), cases("memory.world.overlap", [
+    ("equal", ("m", "m")), ("root-inside-main", ("m/agents", "m")),
+    ("main-inside-root", ("m", "m/agents/x"))]))
+def test_world_refuses_a_subagent_root_overlapping_main(impl: Harness, root: str,
+                                                        main: str) -> None:
+    """Bug: a layout where some agent's private directory is the main memory."""
+    error = impl.setup_error(**WORLD, memory={"subagent_root": root, "main_dir": main})
+    assert error["code"] == "world_invalid"
+    assert error["path"][-2:] == ["memory", "subagent_root"]
+
+
+# --- MEM-05: resident memory ----------------------------------------------------------------
+
+def _blocks(text: str) -> list[str]:
+    return text.split("\n\n")[1:]
+
+
+@pytest.mark.case("memory.resident.exact-section")
+@pytest.mark.req("MEM-05")
+def test_resident_section_exact_text_and_last_in_catalog(impl: Harness) -> None:
+    """Bug: section before another catalog section, or trailing blank lines kept."""
+    setup(impl)
+    impl.write(f"{ROOT}/reviewer/notes.md", "- tabs\n\n")
+    impl.write(f"{ROOT}/reviewer/MEMORY.md", "# Facts\nuv")
+    prompt = impl.prompt(definition())
+    assert [p["kind"] for p in prompt["parts"]][-2:] == ["catalog.memory", "body"]
+    assert section(impl) == f"{HEAD_PRIVATE}\n\n### MEMORY.md\n# Facts\nuv\n\n### notes.md\n- tabs"
+
+
+@pytest.mark.case("memory.resident.empty")
+@pytest.mark.req("MEM-05", "MEM-02")
+def test_declared_memory_with_no_files_renders_the_mode(impl: Harness) -> None:
+    setup(impl)
+    assert section(impl) == f"{HEAD_PRIVATE}\n\n(no resident memory files)"
+
+
+@pytest.mark.case("memory.resident.per-file-budget")
+@pytest.mark.req("MEM-05")
+def test_per_file_budget_at_4096_and_one_over(impl: Harness) -> None:
+    """Bug: `<` instead of `<=`, or an over-budget file truncated instead of omitted."""
+    setup(impl)
+    impl.write(f"{ROOT}/reviewer/a.md", "a" * 4096)
+    impl.write(f"{ROOT}/reviewer/b.md", "b" * 4097)
+    assert _blocks(section(impl)) == [
+        "### a.md\n" + "a" * 4096,
+        "- `b.md` omitted: 4097 bytes is over the 4096-byte per-file budget; use memory_read."]
+
+
+@pytest.mark.req("MEM-05")
+@pytest.mark.parametrize(("last", "fits"), cases("memory.resident.section-budget", [
+    ("at", (1, True)), ("one-over", (2, False))]))
+def test_section_budget_at_12288_and_one_over(impl: Harness, last: int, fits: bool) -> None:
+    setup(impl)
+    for name, size in (("a", 4096), ("b", 4096), ("c", 4095), ("d", last)):
+        impl.write(f"{ROOT}/reviewer/{name}.md", name * size)
+    blocks = _blocks(section(impl))
+    assert len(blocks) == 4
+    assert blocks[3] == ("### d.md\nd" if fits else
+                         "- `d.md` omitted: 2 bytes would take the section over its 12288-byte "
+                         "budget; use memory_read.")
+
+
+@pytest.mark.case("memory.resident.bytes-not-characters")
+@pytest.mark.req("MEM-05")
+def test_budget_counts_utf8_bytes(impl: Harness) -> None:
+    """Bug: budget in characters (2049 x 'é' is 4098 bytes)."""
+    setup(impl)
+    impl.write(f"{ROOT}/reviewer/a.md", "\u00e9" * 2048)
+    impl.write(f"{ROOT}/reviewer/b.md", "\u00e9" * 2049)
+    blocks = _blocks(section(impl))
+    assert blocks[0] == "### a.md\n" + "\u00e9" * 2048
+    assert blocks[1].startswith("- `b.md` omitted: 4098 bytes is over")
+
+
+@pytest.mark.case("memory.resident.order-first-fit")
+@pytest.mark.req("MEM-05")
+def test_code_point_order_and_first_fit(impl: Harness) -> None:
+    """Bug: directory-listing order, or stopping at the first file that does not fit."""
+    setup(impl)
+    for name, size in (("b", 4000), ("B", 4000), ("a", 4000), ("MEMORY", 500), ("c", 300)):
+        impl.write(f"{ROOT}/reviewer/{name}.md", "x" * size)
+    heads = [b.split("\n")[0] for b in _blocks(section(impl))]
+    assert heads == ["### B.md", "### MEMORY.md", "### a.md",
+                     "- `b.md` omitted: 4000 bytes would take the section over its 12288-byte "
+                     "budget; use memory_read.", "### c.md"]
+
+
+# --- MEM-06: daily ---------------------------------------------------------------------------
+
+@pytest.mark.case("memory.daily.search-only")
+@pytest.mark.req("MEM-06")
+def test_daily_never_in_prompt_but_found_by_search(impl: Harness) -> None:
+    """Bug: `**/*.md` used for resident memory, pulling daily logs into the prompt."""
+    setup(impl)
+    agent = spawn(impl)
+    assert call(impl, agent, "memory_write",
+                {"file": "2026-11-29.md", "content": "DAILYMARK deploy", "daily": True})["ok"]
+    impl.write(f"{ROOT}/reviewer/daily/MEMORY.md", "DAILYMARK two\n")
+    prompt = impl.prompt(definition())["prompt"]
+    assert "DAILYMARK" not in prompt
+    hits = call(impl, agent, "memory_search", {"query": "dailymark"})["content"]["hits"]
+    assert sorted((h["file"], h["daily"]) for h in hits) == [
+        ("2026-11-29.md", True), ("MEMORY.md", True)]
+
+
+@pytest.mark.case("memory.search.ranking")
+@pytest.mark.req("MEM-06")
+def test_search_ranking_is_the_specified_total_order(impl: Harness) -> None:
+    """Bug: unordered hits, or ties broken by directory-listing order."""
+    setup(impl)
+    impl.write(f"{ROOT}/reviewer/b.md", "deploy\ndeploy deploy deploy\n")
+    impl.write(f"{ROOT}/reviewer/daily/a.md", "deploy staging\n")
+    impl.write(f"{ROOT}/reviewer/a.md", "nothing\ndeploy staging\nDEPLOY\n")
+    impl.write(f"{ROOT}/reviewer/c.md", "deploy staging\n")
+    impl.write(f"{ROOT}/reviewer/z.md", "staging deploy\n")
+    agent = spawn(impl)
+    out = call(impl, agent, "memory_search", {"query": "Deploy STAGING deploy"})["content"]
+    assert out["terms"] == ["deploy", "staging"]
+    assert [(h["file"], h["daily"], h["line"]) for h in out["hits"]] == [
+        ("a.md", False, 2), ("c.md", False, 1), ("z.md", False, 1), ("a.md", True, 1),
+        ("b.md", False, 2),
+        ("a.md", False, 3), ("b.md", False, 1)]
+
+
+@pytest.mark.case("memory.search.limits")
+@pytest.mark.req("MEM-06")
+def test_search_caps_hits_at_50_and_lines_at_400(impl: Harness) -> None:
+    setup(impl)
+    impl.write(f"{ROOT}/reviewer/n.md", ("k" * 450 + "\n") * 57)
+    agent = spawn(impl)
+    out = call(impl, agent, "memory_search", {"query": "K"})["content"]
+    assert (len(out["hits"]), out["total_matches"], out["hits_truncated"]) == (50, 57, True)
+    assert all(len(h["text"]) == 400 and h["line_truncated"] for h in out["hits"])
+
+
+# --- MEM-07: serialised appends ------------------------------------------------------------
+
+WRITERS, APPENDS = 32, 200
+
+
+def _entry(writer: int, index: int) -> str:
+    return f"w{writer:02d}-i{index:03d} " + "x" * ((writer * 7919 + index * 104729) % 3000)
+
+
+@pytest.mark.case("memory.append.concurrent-delegations")
+@pytest.mark.req("MEM-07")
+def test_32_delegations_x_200_appends_are_whole_once_and_in_order(impl: Harness) -> None:
+    """Bug: no serialisation (torn or lost entries), a per-agent instead of per-directory
+    lock, or a read-modify-write append."""
+    setup(impl)
+    agents = [spawn(impl) for _ in range(WRITERS)]
+    calls = [{"agent": agents[w], "tool": "memory_write",
+              "args": {"file": "log.md", "content": _entry(w, i)}}
+             for i in range(APPENDS) for w in range(WRITERS)]
+    results = impl.driver.request("tool.call_many", {"calls": calls})["results"]
+    assert all(r["ok"] for r in results)
+    lines = (impl.workspace / ROOT / "reviewer" / "log.md").read_text().split("\n")
+    assert lines[-1] == "" and len(lines) == WRITERS * APPENDS + 1
+    seen: dict[int, list[int]] = {}
+    for line in lines[:-1]:
+        match = re.fullmatch(r"w(\d\d)-i(\d\d\d) x*", line)
+        assert match and line == _entry(int(match[1]), int(match[2])), line[:40]
+        seen.setdefault(int(match[1]), []).append(int(match[2]))
+    assert seen == {w: list(range(APPENDS)) for w in range(WRITERS)}
+
+
+@pytest.mark.case("memory.append.entry-format")
+@pytest.mark.req("MEM-07")
+def test_entries_are_appended_whole_with_one_newline(impl: Harness) -> None:
+    """Bug: overwrite instead of append, or an entry fused to a hand-edited last line."""
+    setup(impl)
+    impl.write(f"{ROOT}/reviewer/notes.md", "by hand")
+    agent = spawn(impl)
+    first = call(impl, agent, "memory_write", {"file": "notes.md", "content": "one"})
+    call(impl, agent, "memory_write", {"file": "notes.md", "content": "two\n"})
+    assert (impl.workspace / ROOT / "reviewer/notes.md").read_text() == "by hand\none\ntwo\n"
+    assert first["content"]["appended_bytes"] == 5
+    big = call(impl, agent, "memory_write", {"file": "notes.md", "content": "x" * 4097})
+    assert big["error_code"] == "MEM-ENTRY-TOO-LARGE"
+
+
+# --- MEM-08: the main switch -------------------------------------------------------------------
+
+@pytest.mark.req("MEM-08")
+@pytest.mark.parametrize("mode", cases("memory.switch.no-effect", [
+    ("private", ("private",)), ("shared", ("shared",))]))
+def test_main_memory_switch_does_not_control_subagent_memory(impl: Harness,
+                                                             mode: str) -> None:
+    """Bug: the default-off main switch vetoes an explicit `memory: private`."""
+    impl.write(f"{MAIN}/MEMORY.md", "main fact\n")
+    impl.write(f"{ROOT}/reviewer/MEMORY.md", "own fact\n")
+    observed = []
+    for enabled in (False, True):
+        setup(impl, main_enabled=enabled)
+        agent = spawn(impl, mode)
+        observed.append((
+            impl.prompt(definition(mode))["prompt"],
+            impl.mounted(definition(mode))["tools"],
+            call(impl, agent, "memory_read", {"file": "MEMORY.md"}),
+            call(impl, agent, "memory_search", {"query": "fact"}),
+        ))
+    assert observed[0] == observed[1]
+    assert "fact" in section(impl, mode)

@@ -1,0 +1,7 @@
+"""The MCP dimension: fake MCP servers that speak real MCP, a minimal client, and the
+scoped gateway a subagent gets instead of the shared one (MCP-01..05).
+
+The fake servers are real enough to fool the official SDK client, so an implementation
+in another language can launch them with its own MCP client from the same world config
+(``command`` + ``args`` per server) and the journals prove what each server received.
+"""
