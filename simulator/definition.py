@@ -143,6 +143,7 @@ class Definition:
     knowledge: tuple[KnowledgeDeclaration, ...] | None
     memory: MemoryMode | None
     extra: tuple[tuple[str, Any], ...] = ()
+    memory_location: Location | None = None  # where `memory:` is written, for diagnostics
 
     @property
     def memory_mode(self) -> MemoryMode:
@@ -525,8 +526,9 @@ def _read_mapping(builder: _Builder, root: LMap, fmt: SourceFormat,
     mcp = builder.mcp(values["mcp"]) if "mcp" in values else None
     knowledge = builder.knowledge(values["knowledge"]) if "knowledge" in values else None
     memory = builder.memory(values["memory"]) if "memory" in values else None
+    memory_location = location(("memory",), values["memory"]) if "memory" in values else None
     return Definition(fmt, name, description, body, tools, skills, mcp, knowledge, memory,
-                      tuple(extra))
+                      tuple(extra), memory_location)
 
 
 def _valid_name(name: str) -> bool:

@@ -43,8 +43,9 @@ class MemoryDimension:
     def compile(self, definition: Definition, world: MemoryWorld,
                 ctx: CompileContext) -> DimensionOutcome:
         declared = definition.memory_mode
-        notices = consent_notice(declared, ctx.mode)
-        resolution = resolve_memory(ctx.agent_name or "", declared, world, ctx.mode)
+        where = definition.memory_location
+        notices = consent_notice(declared, ctx.mode, where)
+        resolution = resolve_memory(ctx.agent_name or "", declared, world, ctx.mode, where)
         tools = tuple(MountedTool(t.name, t.description, dict(t.input_schema))
                       for t in mount_memory_tools(resolution, world))
         return DimensionOutcome(

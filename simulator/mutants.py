@@ -149,6 +149,7 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
 
 
 _AREA_MODULES = (
+    "simulator.mutants_core",
     "simulator.mutants_skills_knowledge",
     "simulator.mutants_mcp_approval",
     "simulator.mutants_memory",

@@ -12,7 +12,7 @@ from simulator.ops_memory import OPS as MEMORY_OPS
 from simulator.ops_skills_knowledge import OPS as SKILLS_KNOWLEDGE_OPS
 from simulator.session import Handler
 
-FEATURES: tuple[str, ...] = ("def", "tool", "prompt", "memory", "skills", "knowledge",
+FEATURES: tuple[str, ...] = ("def", "tool", "prompt", "call", "memory", "skills", "knowledge",
                              "mcp", "approval")
 
 OP_TABLES: tuple[dict[str, Handler], ...] = (

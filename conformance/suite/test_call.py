@@ -1,0 +1,45 @@
+"""The tool-call error envelope (CALL-03), observed through `tool.call`."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.cases import default_world
+from conformance.harness import Harness
+
+ENVELOPE_KEYS = {"ok", "error_code", "error_message", "error_detail", "terminal_for_attempt",
+                 "retry_after_ms"}
+AGENT = "name: caller\ndescription: calls tools\ntools: [read, grep]\nprompt: Call.\n"
+
+
+def _spawn(impl: Harness) -> str:
+    impl.setup(**default_world())
+    agent: str = impl.driver.request("agent.spawn", {"source": AGENT})["agent"]
+    return agent
+
+
+@pytest.mark.case("call.envelope.not-mounted")
+@pytest.mark.req("CALL-03", "TOOL-03")
+def test_calling_a_tool_that_is_not_mounted_is_a_structured_refusal(impl: Harness) -> None:
+    agent = _spawn(impl)
+    result = impl.driver.request("tool.call", {"agent": agent, "tool": "WebFetch",
+                                               "args": {"url": "https://example.com"}})
+    assert set(result) == ENVELOPE_KEYS, result
+    assert result["ok"] is False and result["error_code"] == "tool_not_mounted"
+    assert result["error_message"].strip()
+    assert sorted(result["error_detail"]["mounted"]) == ["grep", "read"]
+    assert result["terminal_for_attempt"] is True and result["retry_after_ms"] is None
+
+
+@pytest.mark.case("call.envelope.success-and-failure")
+@pytest.mark.req("CALL-03")
+def test_success_has_content_and_failure_has_every_envelope_key(impl: Harness) -> None:
+    agent = _spawn(impl)
+    impl.write("notes/a.md", "one\ntwo\n")
+    ok = impl.driver.request("tool.call", {"agent": agent, "tool": "read",
+                                           "args": {"path": "notes/a.md"}})
+    assert ok["ok"] is True and "content" in ok and "error_code" not in ok
+    bad = impl.driver.request("tool.call", {"agent": agent, "tool": "read",
+                                            "args": {"path": "../outside.md"}})
+    assert set(bad) == ENVELOPE_KEYS and bad["ok"] is False
+    assert isinstance(bad["error_detail"], dict) and bad["error_code"].strip()

@@ -1,0 +1,172 @@
+"""Mutants of the core areas (definitions, tool grants, prompt, protocol) beyond the
+first ones in ``simulator.mutants``: each a plausible real bug, each naming the
+requirements whose cases must catch it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from simulator import (
+    definition,
+    ops_core,
+    prompt,
+    registry,
+    serialize,
+    tool_grants,
+    world,
+    yamlsource,
+)
+from simulator import dispatcher as dispatcher_module
+from simulator.mutants import Mutant, _original, _patch
+from simulator.names import ascii_fold
+
+
+def _body_keeps_front_matter() -> None:
+    """The Markdown body is taken from the top of the file, front matter included."""
+    real = _original(definition, "_split_front_matter")
+
+    def buggy(text: str) -> tuple[str, str, int] | None:
+        split = real(text)
+        return None if split is None else (split[0], text, split[2])
+
+    _patch(definition, "_split_front_matter", buggy)
+
+
+def _zero_based_lines() -> None:
+    """Lines reported as the YAML library gives them: 0-based."""
+    _patch(yamlsource, "_mark",
+           lambda m, offset: yamlsource.Mark(m.line + offset, m.column + 1))
+
+
+def _save_drops_unknown_keys() -> None:
+    """Saving writes only the keys the spec defines; everything else is lost."""
+    real = _original(serialize, "document_data")
+
+    def buggy(defn: Any, grant: Any) -> Any:
+        return real(replace(defn, extra=()), grant)
+
+    _patch(serialize, "document_data", buggy)
+
+
+def _no_legacy_fallback() -> None:
+    """A backend without a grantable-tool list yields an empty registry."""
+    _patch(registry, "LEGACY_SIX", ())
+
+
+def _copy_drops_memory() -> None:
+    """"Copy as system-level" forgets the memory mode."""
+    real = ops_core.CORE_OPS["builtins.copy"]
+
+    def buggy(session: Any, args: Any) -> Any:
+        result = dict(real(session, args))
+        result["document"] = "\n".join(
+            ln for ln in result["document"].split("\n") if not ln.startswith("memory:"))
+        return result
+
+    ops_core.CORE_OPS["builtins.copy"] = buggy
+
+
+def _not_grantable_as_unknown() -> None:
+    """Deliberately absent tools are reported as plain unknown names, reason lost."""
+    _patch(registry.Registry, "refusal", lambda self, written: None)
+
+
+def _duplicates_granted_twice() -> None:
+    real = _original(tool_grants, "resolve_tools")
+
+    def buggy(*args: Any, **kwargs: Any) -> Any:
+        grant = real(*args, **kwargs)
+        resolved = tuple(replace(r, status=tool_grants.ToolStatus.GRANTED)
+                         if r.status is tool_grants.ToolStatus.DUPLICATE else r
+                         for r in grant.resolved)
+        return replace(grant, resolved=resolved)
+
+    import simulator.agent as agent
+
+    _patch(agent, "resolve_tools", buggy)
+
+
+def _memory_before_knowledge() -> None:
+    _patch(prompt, "SECTION_ORDER", ("skills", "memory", "knowledge", "mcp"))
+
+
+def _registry_case_conflict_accepted() -> None:
+    """Names equal up to case are silently merged instead of refused."""
+    real = _original(world, "build_registry")
+
+    def buggy(names: Any, refused: Any = None) -> Any:
+        if names is not None:
+            first: dict[str, str] = {}
+            for name in names:
+                first.setdefault(ascii_fold(name), name)
+            names = list(first.values())
+        return real(names, refused)
+
+    _patch(world, "build_registry", buggy)
+
+
+def _unknown_op_wrong_code() -> None:
+    """An unsupported op is answered with an ad-hoc error code."""
+    real = dispatcher_module.Dispatcher.handle
+
+    def buggy(self: Any, request: Any) -> dict[str, Any]:
+        response: dict[str, Any] = real(self, request)
+        if not response["ok"] and response["error"]["code"] == "not_implemented":
+            response["error"]["code"] = "unknown_op"
+        return response
+
+    _patch(dispatcher_module.Dispatcher, "handle", buggy)
+
+
+def _short_spec_version() -> None:
+    import simulator.ops_core as core
+
+    real = core.CORE_OPS["hello"]
+
+    def buggy(session: Any, args: Any) -> Any:
+        return {**real(session, args), "spec_version": "0.1"}
+
+    core.CORE_OPS["hello"] = buggy
+
+
+def _errors_as_text() -> None:
+    """Tool failures come back as exception text instead of the envelope."""
+    from simulator.envelope import ToolResult
+
+    real = ToolResult.to_json
+
+    def buggy(self: ToolResult) -> dict[str, Any]:
+        if self.ok or self.error is None:
+            return real(self)
+        return {"ok": False, "error": f"{self.error.code}: {self.error.message}"}
+
+    _patch(ToolResult, "to_json", buggy)
+
+
+
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant("body-keeps-front-matter", "the Markdown body includes the front matter",
+           ("DEF-01",), _body_keeps_front_matter),
+    Mutant("zero-based-lines", "diagnostic lines are 0-based", ("DEF-03",), _zero_based_lines),
+    Mutant("save-drops-unknown-keys", "saving loses keys the spec does not define",
+           ("DEF-04",), _save_drops_unknown_keys),
+    Mutant("no-legacy-fallback", "no grantable-tool list gives an empty registry",
+           ("DEF-05",), _no_legacy_fallback),
+    Mutant("copy-drops-memory", "copy as system-level forgets the memory mode",
+           ("DEF-07",), _copy_drops_memory),
+    Mutant("not-grantable-as-unknown", "deliberately absent tools reported as unknown",
+           ("TOOL-01",), _not_grantable_as_unknown),
+    Mutant("duplicates-granted-twice", "a tool declared twice is granted twice",
+           ("TOOL-04",), _duplicates_granted_twice),
+    Mutant("memory-before-knowledge", "catalog sections in the wrong order",
+           ("PROMPT-02",), _memory_before_knowledge),
+    Mutant("registry-case-conflict-accepted", "registry names equal up to case are merged",
+           ("PROTO-02",), _registry_case_conflict_accepted),
+    Mutant("unknown-op-wrong-code", "an unsupported op answers `unknown_op`",
+           ("PROTO-03",), _unknown_op_wrong_code),
+    Mutant("short-spec-version", "hello reports the spec version as `0.1`",
+           ("PROTO-01",), _short_spec_version),
+    Mutant("errors-as-text", "tool errors are exception text, not an envelope",
+           ("CALL-03",), _errors_as_text),
+)
