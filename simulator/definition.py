@@ -80,8 +80,6 @@ DEF_FOREIGN_KEY = DiagnosticKind(
     "a key other runtimes define (model, color); kept verbatim, not interpreted")
 DEF_EMPTY_ENTRY = DiagnosticKind(
     "DEF-EMPTY-ENTRY", "DEF-06", W, W, "an empty entry in a name list")
-DEF_DUPLICATE_ENTRY = DiagnosticKind(
-    "DEF-DUPLICATE-ENTRY", "DEF-06", W, W, "a skill, server or source named twice")
 DEF_BODY_CONFLICT = DiagnosticKind(
     "DEF-BODY-CONFLICT", "DEF-01", W, E,
     "a Markdown definition also sets `prompt:`; the Markdown body is used")
@@ -98,8 +96,8 @@ DIAGNOSTIC_KINDS = (
     DEF_TOO_LARGE, DEF_ENCODING, DEF_YAML_SYNTAX, DEF_YAML_ALIAS, DEF_YAML_TOO_DEEP,
     DEF_YAML_TOO_COMPLEX, DEF_YAML_COMPLEX_KEY, DEF_NOT_A_MAPPING, DEF_NO_FRONT_MATTER,
     DEF_FRONT_MATTER_LENIENT, DEF_MISSING_KEY, DEF_BAD_NAME, DEF_TYPE, DEF_DUPLICATE_KEY,
-    DEF_UNKNOWN_KEY, DEF_MISSPELLED_KEY, DEF_FOREIGN_KEY, DEF_EMPTY_ENTRY,
-    DEF_DUPLICATE_ENTRY, DEF_BODY_CONFLICT, DEF_EMPTY_BODY, DEF_BAD_MEMORY_MODE,
+    DEF_UNKNOWN_KEY, DEF_MISSPELLED_KEY, DEF_FOREIGN_KEY, DEF_EMPTY_ENTRY, DEF_BODY_CONFLICT,
+    DEF_EMPTY_BODY, DEF_BAD_MEMORY_MODE,
     DEF_BAD_KNOWLEDGE,
 )
 
@@ -276,21 +274,6 @@ class _Builder:
                          f"{_kind(item)}; it is not used. Write the name as plain text.", loc)
         return tuple(refs)
 
-    def unique(self, label: str, refs: tuple[NameRef, ...] | None) -> tuple[NameRef, ...] | None:
-        """Skills and servers are exact names; a repeat is reported and kept once."""
-        if refs is None:
-            return None
-        seen: set[str] = set()
-        out: list[NameRef] = []
-        for ref in refs:
-            if ref.name in seen:
-                self.add(DEF_DUPLICATE_ENTRY, f"`{ref.name}` is listed twice in `{label}`; "
-                         "it counts once. Remove the repeat.", ref.location)
-                continue
-            seen.add(ref.name)
-            out.append(ref)
-        return tuple(out)
-
     # --- capability values -------------------------------------------------------------
     def mcp(self, node: LNode) -> tuple[NameRef, ...] | None:
         if isinstance(node, LScalar) and node.tag.endswith(":null"):
@@ -302,7 +285,7 @@ class _Builder:
         servers: tuple[NameRef, ...] | None = ()
         for key, value in node.items:
             if key.text == "servers":
-                servers = self.unique("mcp.servers", self.name_list(("mcp", "servers"), value))
+                servers = self.name_list(("mcp", "servers"), value)
             else:
                 self.add(DEF_UNKNOWN_KEY, f"`mcp.{key.text}` is not defined; only "
                          "`mcp.servers` is. It is kept verbatim and has no effect.",
@@ -318,7 +301,6 @@ class _Builder:
                      location(("knowledge",), node))
             return None
         out: list[KnowledgeDeclaration] = []
-        names: set[str] = set()
         for index, item in enumerate(node.items):
             path: tuple[PathItem, ...] = ("knowledge", index)
             fields: dict[str, LScalar] = {}
@@ -338,12 +320,6 @@ class _Builder:
                          "`- {name: handbook, glob: ./docs/**/*.md}`.", location(path, item))
                 continue
             name = fields["name"].value.strip()
-            if name in names:
-                self.add(DEF_DUPLICATE_ENTRY, f"knowledge source `{name}` is declared twice; "
-                         "the first is used. Rename or remove the repeat.",
-                         location((*path, "name"), fields["name"]))
-                continue
-            names.add(name)
             out.append(KnowledgeDeclaration(name, fields["glob"].value,
                                             location(path, item)))
         return tuple(out)
@@ -521,8 +497,7 @@ def _read_mapping(builder: _Builder, root: LMap, fmt: SourceFormat,
                     location(("prompt",) if body_text is None else (), keys.get("prompt") or root))
 
     tools = builder.name_list(("tools",), values["tools"]) if "tools" in values else None
-    skills = (builder.unique("skills", builder.name_list(("skills",), values["skills"]))
-              if "skills" in values else None)
+    skills = builder.name_list(("skills",), values["skills"]) if "skills" in values else None
     mcp = builder.mcp(values["mcp"]) if "mcp" in values else None
     knowledge = builder.knowledge(values["knowledge"]) if "knowledge" in values else None
     memory = builder.memory(values["memory"]) if "memory" in values else None
