@@ -413,8 +413,9 @@ def parse_definition(
         if recovered is None:
             return fatal(_SOURCE_ERRORS[exc.kind], exc.message, exc.line, exc.column)
         builder.add(DEF_FRONT_MATTER_LENIENT,
-                    f"the front matter is not valid YAML: {exc.message} It was read line by "
-                    "line as `key: text` instead. Quote the value to make it valid YAML.",
+                    f"the front matter is not valid YAML: {exc.problem}. It was read line by "
+                    "line as `key: text` instead; quote the value (e.g. `description: "
+                    "\"...\"`) to make it valid YAML.",
                     Location((), exc.line, exc.column))
         root = recovered
 

@@ -35,7 +35,7 @@ class Registry:
         import difflib
 
         folded = {ascii_fold(n): n for n in self.grantable}
-        close = difflib.get_close_matches(ascii_fold(written), list(folded), n=limit, cutoff=0.75)
+        close = difflib.get_close_matches(ascii_fold(written), list(folded), n=limit, cutoff=0.8)
         return [folded[c] for c in close]
 
 

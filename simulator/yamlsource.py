@@ -58,10 +58,12 @@ class SourceError(Exception):
     """The text cannot be read as a definition at all. ``kind`` is a diagnostic code
     suffix chosen by the caller's table."""
 
-    def __init__(self, kind: str, message: str, line: int | None, column: int | None) -> None:
+    def __init__(self, kind: str, message: str, line: int | None, column: int | None,
+                 problem: str = "") -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
+        self.problem = problem or message
         self.line = line
         self.column = column
 
@@ -170,6 +172,7 @@ def _syntax_error(exc: yaml.MarkedYAMLError, line_offset: int) -> SourceError:
         "Quote values that contain ': ' or start with a special character.",
         m.line,
         m.column,
+        problem=f"{problem} (line {m.line}, column {m.column})",
     )
 
 

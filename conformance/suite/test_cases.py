@@ -33,4 +33,4 @@ def test_case(impl: Harness, case: Case) -> None:
             and case.op != "prompt":
         result = {**result, **impl.prompt(case.definition, filename=case.filename)}
     problems = check_case(case, result)
-    assert not problems, f"{case.id} ({case.title}):\n- " + "\n- ".join(problems)
+    assert not problems, "\n".join(problems) + f"\n(case {case.id}: {case.title})"
