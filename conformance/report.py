@@ -108,9 +108,10 @@ class RunReport:
                     f"Features: {', '.join(self.hello.get('features', []))}", ""]
         out += ["| outcome | cases |", "|---|---|"]
         out += [f"| {o} | {counts[o]} |" for o in outcomes.ALL if counts[o]]
-        out += ["", "## Requirements", "", "| requirement | level | cases | status |",
-                "|---|---|---|---|"]
-        out += [f"| {rid} | {level} | {n} | {status} |"
+        titles = {rid: req.title for rid, req in requirements().items()}
+        out += ["", "## Requirements", "", "| requirement | title | level | cases | status |",
+                "|---|---|---|---|---|"]
+        out += [f"| {rid} | {titles[rid]} | {level} | {n} | {status} |"
                 for rid, level, n, status in self.requirement_rows()]
         failing = [c for c in sorted(self.cases.values(), key=lambda c: c.case)
                    if c.outcome in outcomes.FAILING]

@@ -51,3 +51,9 @@ def test_version_matches_the_reference() -> None:
     from simulator import SPEC_VERSION
 
     assert f"Spec version: **{SPEC_VERSION}**" in SPEC
+
+
+def test_requirement_titles_are_the_spec_headings() -> None:
+    headings = {m.group(1): m.group(2) for m in HEADING.finditer(SPEC)}
+    for rid, req in requirements().items():
+        assert req.title == headings[rid].replace('"', "'"), rid
