@@ -131,6 +131,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         problems += [f"{item.nodeid}: unknown requirement {r}" for r in reqs if r not in table]
     if problems:
         raise pytest.UsageError("malformed conformance cases:\n  " + "\n  ".join(problems))
+    config.stash[_STASH_REPORT].suite_requirements = {r for i in items for r in req_ids(i)}
     wanted = set(config.getoption("req"))
     if wanted:
         keep = [i for i in items if wanted & set(req_ids(i))]

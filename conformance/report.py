@@ -37,6 +37,8 @@ class RunReport:
     impl: str
     hello: dict[str, Any] | None = None
     cases: dict[str, CaseRecord] = field(default_factory=dict)
+    # requirements the suite has cases for, whether or not this run selected them
+    suite_requirements: set[str] = field(default_factory=set)
 
     def record(self, case: CaseRecord, phase: str) -> None:
         """Keep the most telling record per case: a failing teardown or setup overrides a
@@ -78,6 +80,8 @@ class RunReport:
             status = outcomes.requirement_status(results)
             if not results and req.status == "planned":
                 status = "planned"
+            elif not results and rid in self.suite_requirements:
+                status = "not run"
             rows.append((rid, req.level, len(results), status))
         return rows
 
