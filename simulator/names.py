@@ -9,6 +9,8 @@ language, so every conforming implementation resolves the same names.
 
 from __future__ import annotations
 
+import re
+
 _ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -36,14 +38,9 @@ def split_names(text: str) -> list[tuple[str, int]]:
 # the spec names this exact set and every search tool splits its query on it.
 WHITE_SPACE = ("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
                "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
-_WHITE_SPACE_RE = None
+_WHITE_SPACE_RE = re.compile("[" + re.escape(WHITE_SPACE) + "]+")
 
 
 def split_terms(query: str) -> list[str]:
     """Split a search query into terms on runs of Unicode White_Space characters."""
-    import re
-
-    global _WHITE_SPACE_RE
-    if _WHITE_SPACE_RE is None:
-        _WHITE_SPACE_RE = re.compile("[" + re.escape(WHITE_SPACE) + "]+")
     return [t for t in _WHITE_SPACE_RE.split(query) if t]
