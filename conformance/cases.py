@@ -17,7 +17,7 @@ import yaml
 EXPECTATION_KEYS = frozenset({
     "loaded", "tools", "diagnostics", "no_diagnostics_at", "definition", "saved", "document",
     "document_contains", "document_not_contains", "prompt", "parts", "prompt_endswith",
-    "part_contains",
+    "part_contains", "statuses",
 })
 
 
@@ -81,6 +81,10 @@ def check_case(case: Case, result: dict[str, Any]) -> list[str]:
     diags = result.get("diagnostics", [])
     if "loaded" in exp and result.get("loaded") != exp["loaded"]:
         problems.append(f"loaded: expected {exp['loaded']}, got {result.get('loaded')}")
+    if "statuses" in exp:
+        got = [r.get("status") for r in result.get("tool_resolution", [])]
+        if got != exp["statuses"]:
+            problems.append(f"tool_resolution statuses: expected {exp['statuses']}, got {got}")
     if "tools" in exp and result.get("tools") != exp["tools"]:
         problems.append(f"granted tools: expected {exp['tools']}, got {result.get('tools')}")
     for want in exp.get("diagnostics", []):

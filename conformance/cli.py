@@ -215,6 +215,8 @@ def cmd_run(ns: argparse.Namespace, extra: list[str]) -> int:
             args += [option, value]
     for req in ns.req or []:
         args += ["--req", req]
+    if ns.require_features:
+        args += ["--require-features", ns.require_features]
     if not any(a.startswith("-q") or a.startswith("-v") for a in extra):
         args.append("-q")
     args += [*extra, str(suite_dir())]
@@ -259,6 +261,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--report-md", help="Markdown summary file")
     run.add_argument("--expected-failures", help="baseline of case IDs expected to fail")
     run.add_argument("--req", action="append", help="only cases citing this requirement")
+    run.add_argument("--require-features", default="",
+                     help="comma-separated feature groups that must be declared (their cases "
+                          "fail instead of being 'not implemented')")
 
     drv = sub.add_parser("driver", help="serve the reference simulator on stdio")
     drv.add_argument("--mutant", help="serve a deliberately broken variant (see tests)")

@@ -25,10 +25,14 @@ class Driver:
         self._ids = itertools.count(1)
         self._hello: dict[str, Any] | None = None
         self._broken: DriverFailure | None = None
+        # Set once a case's feature groups are known to be declared: from then on an op
+        # answered `not_implemented` is the implementation contradicting its own `hello`.
+        self.declared_case = False
 
     def begin_case(self) -> None:
         """Forget an earlier case's failure: each case gets a fresh chance."""
         self._broken = None
+        self.declared_case = False
 
     def _send(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
         # Once the implementation crashed, hung or sent garbage in this case, the case has
@@ -57,8 +61,12 @@ class Driver:
         response = self._send(op, args or {})
         if not response["ok"]:
             error = response["error"]
-            if error["code"] == "not_implemented":
+            if error["code"] == "not_implemented" and not self.declared_case:
                 raise NotImplementedByImplementation(f"`{op}`: {error['message']}")
+            if error["code"] == "not_implemented":
+                raise ImplementationError(
+                    op, "not_implemented", "the implementation declares this case's feature "
+                    f"group(s) in `hello` but does not implement `{op}`: {error['message']}")
             raise ImplementationError(op, error["code"], error["message"])
         return response["result"]
 
@@ -73,6 +81,10 @@ class Driver:
                                  f"{str(response['result'])[:300]}")
         error: dict[str, Any] = response["error"]
         if error["code"] == "not_implemented" and not not_implemented_expected:
+            if self.declared_case:
+                raise ImplementationError(
+                    op, "not_implemented", "the implementation declares this case's feature "
+                    f"group(s) in `hello` but does not implement `{op}`: {error['message']}")
             raise NotImplementedByImplementation(f"`{op}`: {error['message']}")
         return error
 

@@ -73,8 +73,12 @@ class Harness:
 
     def prompt(self, source: str | bytes, filename: str | None = None,
                fmt: str | None = None) -> dict[str, Any]:
+        """Every prompt the suite looks at is first checked against PROMPT-01: the text
+        the model sees is exactly the reported parts joined by one blank line, so a check
+        on `parts` is always a check on the prompt too."""
         result: dict[str, Any] = self.driver.request(
             "prompt.assemble", self._source_args(source, filename, fmt))
+        check_prompt_parts(result)
         return result
 
     def mounted(self, source: str | bytes, filename: str | None = None,
@@ -86,6 +90,24 @@ class Harness:
     def registry(self) -> dict[str, Any]:
         result: dict[str, Any] = self.driver.request("registry.list")
         return result
+
+
+PART_ORDER = ("frame", "catalog.skills", "catalog.knowledge", "catalog.mcp",
+              "catalog.memory", "body")
+
+
+def check_prompt_parts(result: dict[str, Any]) -> None:
+    parts = result["parts"]
+    joined = "\n\n".join(p["text"] for p in parts) + "\n" if parts else ""
+    assert result["prompt"] == joined, (
+        "PROMPT-01: the prompt is not its parts joined by one blank line plus a final "
+        f"newline\nprompt: {result['prompt'][:300]!r}\nparts joined: {joined[:300]!r}")
+    kinds = [p["kind"] for p in parts]
+    assert kinds == sorted(kinds, key=PART_ORDER.index) and len(set(kinds)) == len(kinds), (
+        f"PROMPT-01/02: parts out of order or repeated: {kinds}")
+    for part in parts:
+        assert part["text"] == part["text"].strip("\n") and part["text"].strip(), (
+            f"PROMPT-01: part {part['kind']} is empty or has leading/trailing newlines")
 
 
 def codes(result: dict[str, Any]) -> list[str]:

@@ -64,6 +64,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="file of case IDs expected to fail (one per line, # comments)")
     group.addoption("--req", action="append", default=[],
                     help="run only cases citing this requirement ID (repeatable)")
+    group.addoption("--require-features", default="",
+                    help="comma-separated feature groups the implementation must declare; "
+                         "their cases fail instead of being 'not implemented'")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -165,9 +168,15 @@ def _feature_gate(request: pytest.FixtureRequest, driver: Driver) -> None:
     declared = driver.features  # a failing handshake is reported with its own outcome
     table = requirements()
     missing = sorted({table[r].group for r in req_ids(request.node)} - declared - {"core"})
+    required = {g.strip() for g in
+                request.config.getoption("require_features").split(",") if g.strip()}
+    if set(missing) & required:
+        pytest.fail(f"feature group(s) {', '.join(sorted(set(missing) & required))} are "
+                    "required (--require-features) but not declared in `hello`")
     if missing:
         pytest.skip(f"{outcomes.NOT_IMPLEMENTED_PREFIX}feature group(s) {', '.join(missing)} "
                     "not declared by the implementation")
+    driver.declared_case = True
 
 
 def _expected_failures(config: pytest.Config) -> frozenset[str]:

@@ -91,8 +91,17 @@ class RunReport:
         parts = ", ".join(f"{counts[o]} {o}" for o in outcomes.ALL if counts[o])
         rows = self.requirement_rows()
         status_counts = Counter(r[3] for r in rows)
+        known_groups = {r.group for r in requirements().values()}
+        declared = (self.hello or {}).get("features") or []
+        unknown = sorted(set(declared) - known_groups)
         lines = [f"implementation: {self.impl}", f"cases: {total} ({parts})",
                  "requirements: " + ", ".join(f"{n} {s}" for s, n in sorted(status_counts.items()))]
+        if unknown:
+            lines.append(f"warning: `hello` declares unknown feature groups {unknown}; "
+                         f"known groups are {sorted(known_groups)}")
+        if counts[outcomes.NOT_IMPLEMENTED] and not any(
+                counts[o] for o in outcomes.ALL if o != outcomes.NOT_IMPLEMENTED):
+            lines.append("warning: every case was 'not implemented'; nothing was checked")
         bad = [r for r in rows if r[3] in ("non-compliant",)]
         lines += [f"  {rid} ({level}): {status}" for rid, level, _, status in bad]
         for rec in sorted(self.cases.values(), key=lambda c: c.case):

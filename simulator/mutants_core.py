@@ -91,6 +91,44 @@ def _memory_before_knowledge() -> None:
     _patch(prompt, "SECTION_ORDER", ("skills", "memory", "knowledge", "mcp"))
 
 
+def _size_in_characters() -> None:
+    """The 1 MiB limit counted in characters, not bytes."""
+    real_decode = _original(yamlsource, "decode_source")
+
+    def decode(data: bytes) -> str:
+        text = data.decode("utf-8", "strict") if len(data) <= 4 * yamlsource.MAX_SOURCE_BYTES \
+            else data[: 4 * yamlsource.MAX_SOURCE_BYTES].decode("utf-8", "ignore")
+        if len(text) > yamlsource.MAX_SOURCE_BYTES:
+            return str(real_decode(data))
+        return yamlsource.normalize_newlines(text.removeprefix("\ufeff"))
+
+    _patch(yamlsource, "decode_source", decode)
+    _patch(definition, "decode_source", decode)
+
+
+def _depth_off_by_one() -> None:
+    _patch(yamlsource, "MAX_DEPTH", yamlsource.MAX_DEPTH + 1)
+
+
+def _skills_last() -> None:
+    _patch(prompt, "SECTION_ORDER", ("knowledge", "mcp", "memory", "skills"))
+
+
+def _prompt_without_catalog() -> None:
+    """The reported parts list the catalog, but the prompt text the model gets does not
+    contain it (a renderer and a reporter that drifted apart)."""
+    real = _original(prompt, "assemble_prompt")
+
+    def buggy(frame: str, sections: dict[str, str | None], body: str) -> Any:
+        good = real(frame, sections, body)
+        bare = real(frame, {}, body)
+        return prompt.Prompt(bare.text, good.parts)
+
+    import simulator.agent as agent
+
+    _patch(agent, "assemble_prompt", buggy)
+
+
 def _registry_case_conflict_accepted() -> None:
     """Names equal up to case are silently merged instead of refused."""
     real = _original(world, "build_registry")
@@ -161,6 +199,13 @@ MUTANTS: tuple[Mutant, ...] = (
            ("TOOL-04",), _duplicates_granted_twice),
     Mutant("memory-before-knowledge", "catalog sections in the wrong order",
            ("PROMPT-02",), _memory_before_knowledge),
+    Mutant("size-in-characters", "the size limit counts characters, not bytes", ("DEF-03",),
+           _size_in_characters),
+    Mutant("depth-off-by-one", "nesting of 33 levels is accepted", ("DEF-03",),
+           _depth_off_by_one),
+    Mutant("skills-last", "the skills section comes after memory", ("PROMPT-02",), _skills_last),
+    Mutant("prompt-without-catalog", "parts list the catalog but the prompt text lacks it",
+           ("PROMPT-01",), _prompt_without_catalog),
     Mutant("registry-case-conflict-accepted", "registry names equal up to case are merged",
            ("PROTO-02",), _registry_case_conflict_accepted),
     Mutant("unknown-op-wrong-code", "an unsupported op answers `unknown_op`",

@@ -43,9 +43,23 @@ def default_registry() -> str:
     return "\n".join(rows)
 
 
+def builtin_tool_schemas() -> str:
+    from simulator.tool_catalog import BUILTIN_TOOLS
+
+    rows = ["| tool | arguments (required in bold) | description |", "|---|---|---|"]
+    for spec in BUILTIN_TOOLS:
+        required = set(spec.input_schema.get("required", []))
+        args = ", ".join(
+            (f"**`{name}`**" if name in required else f"`{name}`") + f": {prop.get('type')}"
+            for name, prop in spec.input_schema["properties"].items())
+        rows.append(f"| `{spec.name}` | {args} | {spec.description} |")
+    return "\n".join(rows)
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "diagnostic-codes": diagnostic_codes,
     "default-registry": default_registry,
+    "builtin-tool-schemas": builtin_tool_schemas,
 }
 
 

@@ -60,7 +60,11 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
 # dimension module; the registry only needs their names.
 DIMENSION_OF: dict[str, str] = {
     "use_skill": "skills",
+    "skill_search": "skills",
     "kb_search": "knowledge",
+    "mcp_search": "mcp",
+    "mcp_describe": "mcp",
+    "mcp_call": "mcp",
     "memory_write": "memory",
     "memory_read": "memory",
     "memory_search": "memory",
@@ -70,7 +74,11 @@ DEFAULT_GRANTABLE: tuple[str, ...] = (
     *LEGACY_SIX,
     "WebFetch",
     "use_skill",
+    "skill_search",
     "kb_search",
+    "mcp_search",
+    "mcp_describe",
+    "mcp_call",
     "memory_write",
     "memory_read",
     "memory_search",

@@ -36,7 +36,7 @@ TOOL_DUPLICATE = DiagnosticKind(
     "TOOL-DUPLICATE", "TOOL-04", W, W,
     "the same tool is declared twice (equal up to case); it is granted once")
 TOOL_DIMENSION_ONLY = DiagnosticKind(
-    "TOOL-DIMENSION-TOOL", "PROMPT-03", W, W,
+    "TOOL-DIMENSION-TOOL", "TOOL-03", W, W,
     "a dimension tool listed in `tools` mounts only when its dimension is declared")
 TOOL_LEGACY_FALLBACK = DiagnosticKind(
     "TOOL-LEGACY-FALLBACK", "DEF-05", INFO, INFO,

@@ -64,3 +64,24 @@ def test_undeclared_features_are_not_implemented_not_failures(tmp_path: Path) ->
     others = {o for cid, o in outcomes.items() if cid != "proto.hello.fields"}
     assert others == {"not implemented"}
     assert run.returncode == 0
+
+
+def test_declared_feature_with_a_missing_op_is_errored_not_skipped(tmp_path: Path) -> None:
+    """An implementation may not declare a group and then dodge its ops."""
+    run = run_suite(tmp_path, fake("not-implemented", "definition.save"), "--req", "TOOL-04")
+    outcomes = run.outcomes()
+    assert outcomes["tool.duplicate.save-collapses"] == "errored", outcomes
+    assert "does not implement `definition.save`" in \
+        run.cases["tool.duplicate.save-collapses"]["reason"]
+    assert outcomes["tool.duplicate.case"] == "passed"
+    assert run.returncode == 1
+
+
+def test_required_features_turn_not_implemented_into_failures(tmp_path: Path) -> None:
+    run = run_suite(tmp_path, fake("no-features"), "--req", "TOOL-02",
+                    "--require-features", "tool,def")
+    assert set(run.outcomes().values()) == {"errored"} and run.returncode == 1
+    assert "warning: every case" not in run.output
+    (tmp_path / "lazy").mkdir()
+    lazy = run_suite(tmp_path / "lazy", fake("no-features"), "--req", "TOOL-02")
+    assert "warning: every case was 'not implemented'" in lazy.output

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 import pytest
 
 from conformance.cases import default_world
@@ -40,6 +44,25 @@ def test_success_has_content_and_failure_has_every_envelope_key(impl: Harness) -
                                            "args": {"path": "notes/a.md"}})
     assert ok["ok"] is True and "content" in ok and "error_code" not in ok
     bad = impl.driver.request("tool.call", {"agent": agent, "tool": "read",
-                                            "args": {"path": "../outside.md"}})
+                                            "args": {"path": "notes/missing.md"}})
     assert set(bad) == ENVELOPE_KEYS and bad["ok"] is False
     assert isinstance(bad["error_detail"], dict) and bad["error_code"].strip()
+
+
+@pytest.mark.case("call.read.never-outside-workspace")
+@pytest.mark.req("CALL-03", "KB-07")
+def test_read_refuses_every_way_out_of_the_workspace(impl: Harness, tmp_path: Path) -> None:
+    """Knowledge hits are opened with `read` (KB-08), so `read` must be as confined as
+    kb_search: `..`, an absolute path and a symlink to an existing file outside are all
+    refused with an envelope, and the secret never comes back."""
+    agent = _spawn(impl)
+    secret = tmp_path / "secret.md"
+    secret.write_text("TOP-SECRET\n", encoding="utf-8")
+    os.symlink(secret, impl.workspace / "link.md")
+    relative = os.path.relpath(secret, impl.workspace)
+    for path in (relative, str(secret), "link.md"):
+        result = impl.driver.request("tool.call", {"agent": agent, "tool": "read",
+                                                   "args": {"path": path}})
+        assert result["ok"] is False, f"read {path!r} succeeded: {str(result)[:200]}"
+        assert set(result) == ENVELOPE_KEYS
+        assert "TOP-SECRET" not in json.dumps(result)

@@ -90,3 +90,67 @@ def test_empty_yaml_document_loads_with_missing_key_warnings(impl: Harness) -> N
     missing = [d["path"] for d in result["diagnostics"] if d["code"] == "DEF-MISSING-KEY"]
     assert sorted(missing) == [["description"], ["name"]]
     assert all(d["severity"] != "error" for d in result["diagnostics"])
+
+
+def _padded(total_bytes: int) -> str:
+    """A valid definition of exactly ``total_bytes`` UTF-8 bytes, padded with comments of
+    two-byte characters, so counting characters instead of bytes gives the wrong answer."""
+    head = GOOD
+    remaining = total_bytes - len(head.encode())
+    lines = []
+    while remaining > 0:
+        chunk = min(remaining, 1001)
+        if chunk < 3:
+            lines.append("#" * (chunk - 1) + "\n" if chunk > 1 else "\n")
+            remaining -= chunk
+            continue
+        body = chunk - 3  # "# " + ... + "\n"
+        line = "# " + "é" * (body // 2) + "x" * (body % 2) + "\n"
+        lines.append(line)
+        remaining -= len(line.encode())
+    source = head + "".join(lines)
+    assert len(source.encode()) == total_bytes
+    return source
+
+
+@pytest.mark.case("def.size.exact-limit-bytes")
+@pytest.mark.req("DEF-03")
+def test_size_limit_is_exactly_one_mebibyte_of_bytes(impl: Harness) -> None:
+    at_limit = impl.parse(_padded(1_048_576).encode())
+    assert at_limit["loaded"], at_limit["diagnostics"][:3]
+    over = impl.parse(_padded(1_048_577).encode())
+    assert not over["loaded"] and "DEF-TOO-LARGE" in codes(over)
+
+
+def _nested(levels: int) -> str:
+    """`extra` nested so that the document has ``levels`` collections in depth (the top
+    mapping is level 1)."""
+    inner = "[" * (levels - 1) + "]" * (levels - 1)
+    return f"name: deep\ndescription: d\nextra: {inner}\nprompt: x\n"
+
+
+@pytest.mark.case("def.yaml.depth-boundary")
+@pytest.mark.req("DEF-03")
+def test_nesting_limit_is_exactly_32(impl: Harness) -> None:
+    assert impl.parse(_nested(32))["loaded"]
+    over = impl.parse(_nested(33))
+    assert not over["loaded"]
+    [diag] = [d for d in over["diagnostics"] if d["code"] == "DEF-YAML-TOO-DEEP"]
+    assert diag["line"] == 3
+
+
+@pytest.mark.case("def.bytes.lone-cr")
+@pytest.mark.req("DEF-01", "PROMPT-03")
+def test_lone_cr_line_endings_read_as_lf(impl: Harness) -> None:
+    impl.setup(**WORLD)
+    assert impl.prompt(GOOD.replace("\n", "\r"))["prompt"] == impl.prompt(GOOD)["prompt"]
+
+
+@pytest.mark.case("tool.legacy.fallback-once")
+@pytest.mark.req("DEF-05")
+def test_legacy_fallback_is_reported_once(impl: Harness) -> None:
+    impl.setup(grantable=None, not_grantable=[], session_tools=["read", "grep"])
+    result = impl.parse("name: l\ndescription: d\ntools: [read, grep, WebFetch]\nprompt: p\n")
+    fallback = [d for d in result["diagnostics"] if d["code"] == "TOOL-LEGACY-FALLBACK"]
+    assert len(fallback) == 1 and fallback[0]["severity"] == "info"
+    assert result["tools"] == ["read", "grep"]

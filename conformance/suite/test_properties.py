@@ -17,7 +17,8 @@ from conformance.harness import FRAME, Harness
 
 WORLD = default_world()
 REGISTERED: list[str] = WORLD["grantable"]
-DIMENSION_TOOLS = {"use_skill", "kb_search", "memory_write", "memory_read", "memory_search"}
+DIMENSION_TOOLS = {"use_skill", "skill_search", "kb_search", "mcp_search", "mcp_describe",
+                   "mcp_call", "memory_write", "memory_read", "memory_search"}
 PLAIN_TOOLS = [n for n in REGISTERED if n not in DIMENSION_TOOLS]
 
 

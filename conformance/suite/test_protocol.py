@@ -24,6 +24,7 @@ def test_hello_names_implementation_and_features(driver: Driver) -> None:
 def test_unknown_op_is_not_implemented(driver: Driver) -> None:
     error = driver.request_error("capconf.no-such-op", {}, not_implemented_expected=True)
     assert error["code"] == "not_implemented"
+    assert driver.hello(refresh=True)["implementation"]["name"]  # still answering
 
 
 @pytest.mark.case("proto.bad-args")
@@ -31,6 +32,9 @@ def test_unknown_op_is_not_implemented(driver: Driver) -> None:
 def test_parse_without_source_is_bad_request(impl: Harness) -> None:
     error = impl.driver.request_error("definition.parse", {"mode": "parse"})
     assert error["code"] == "bad_request"
+    error = impl.driver.request_error("definition.parse", {"source": 42})
+    assert error["code"] == "bad_request"
+    assert impl.parse("name: x\ndescription: y\nprompt: z\n")["loaded"]  # still answering
 
 
 @pytest.mark.case("proto.world.workspace-missing")
@@ -77,6 +81,10 @@ def test_mounted_tools_are_exactly_the_granted_tools(impl: Harness) -> None:
     source = ("name: m\ndescription: m\ntools: [Read, WEBFETCH, grep, Nope, bash]\n"
               "prompt: M.\n")
     parsed = impl.parse(source)
+    resolution = [(r["declared"], r["canonical"], r["status"]) for r in parsed["tool_resolution"]]
+    assert resolution == [("Read", "read", "granted"), ("WEBFETCH", "WebFetch", "granted"),
+                          ("grep", "grep", "granted"), ("Nope", None, "unknown"),
+                          ("bash", "bash", "granted")]
     mounted = impl.mounted(source)["tools"]
     assert [t["name"] for t in mounted] == parsed["tools"] == ["read", "WebFetch", "grep", "bash"]
     for tool in mounted:

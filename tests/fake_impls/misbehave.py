@@ -1,7 +1,8 @@
 """A driver that behaves like the reference except on one op, where it misbehaves.
 
 Usage: python misbehave.py MODE OP
-MODE: crash | hang | garbage | wrong-id | bad-shape | exit-at-start | no-features
+MODE: crash | hang | garbage | wrong-id | bad-shape | exit-at-start | no-features |
+      not-implemented
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ def main() -> int:
                 response["id"] = -1
             if mode == "bad-shape" and response.get("ok"):
                 response["result"] = {"tools": "read"}
+            if mode == "not-implemented":
+                response = {"id": request.get("id"), "ok": False,
+                            "error": {"code": "not_implemented", "message": "not yet"}}
         sys.stdout.write(json.dumps(response) + "\n")
         sys.stdout.flush()
         if dispatcher.finished:
