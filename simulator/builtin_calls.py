@@ -1,10 +1,11 @@
 """Executing the built-in tools that are not a dimension's (read, write, ...).
 
 The reference executes only what the conformance suite observes; the approval chain
-(APPR-*) wraps write/edit/bash here. ``read`` is real and confined to the workspace,
-because a knowledge hit (KB-08) must be openable. write and edit are real once the
-decision (or an approved card) allows them; bash is decided like any change but never
-executed by the reference (it answers ``not_simulated`` once allowed).
+(APPR-*) wraps read/write/edit/bash here, each decided at the target its path really
+lands on. ``read`` is real because a knowledge hit (KB-08) must be openable; write and
+edit are real once the decision (or an approved card) allows them; bash is decided like
+any change at its working directory (the workspace: the tool has no cwd argument) but
+never executed by the reference (it answers ``not_simulated`` once allowed).
 """
 
 from __future__ import annotations
@@ -22,35 +23,38 @@ from simulator.world import World
 READ_LIMIT_BYTES = 262_144
 
 
-def _inside(workspace: Path, relative: str) -> Path | None:
-    if not relative or "\x00" in relative or Path(relative).is_absolute():
-        return None
-    target = (workspace / relative).resolve()
-    return target if target.is_relative_to(workspace) else None
-
-
-def call_read(args: dict[str, Any], world: World) -> ToolResult:
-    path = args.get("path")
-    if not isinstance(path, str):
-        return failure("bad_arguments", "`path` must be a workspace-relative path",
-                       {"argument": "path"})
-    target = _inside(world.workspace, path)
-    if target is None:
-        return failure("outside_workspace", f"`{path}` is outside the workspace",
-                       {"path": path}, terminal_for_attempt=True)
+def _read_file(target: Path, path: str, args: dict[str, Any]) -> ToolResult:
     if not target.is_file():
         return failure("not_found", f"`{path}` is not a file", {"path": path})
-    with target.open("rb") as handle:
-        data = handle.read(READ_LIMIT_BYTES + 1)
+    offset = args.get("offset", 1)
+    limit = args.get("limit")
+    if (not isinstance(offset, int) or isinstance(offset, bool) or offset < 1
+            or (limit is not None and (not isinstance(limit, int) or limit < 1))):
+        return failure("bad_arguments", "`offset` and `limit` must be positive integers", {})
+    try:
+        with target.open("rb") as handle:
+            data = handle.read(READ_LIMIT_BYTES + 1)
+    except OSError as exc:
+        return failure("not_found", f"cannot read `{path}`: {exc.strerror or exc}",
+                       {"path": path})
     text = data[:READ_LIMIT_BYTES].decode("utf-8", "replace")
     lines = text.split("\n")
-    offset = args.get("offset", 1)
-    limit = args.get("limit", len(lines))
-    if not isinstance(offset, int) or not isinstance(limit, int) or offset < 1 or limit < 1:
-        return failure("bad_arguments", "`offset` and `limit` must be positive integers", {})
-    chosen = lines[offset - 1: offset - 1 + limit]
+    chosen = lines[offset - 1: offset - 1 + (len(lines) if limit is None else limit)]
     return success({"path": path, "offset": offset, "lines": chosen,
                     "truncated": len(data) > READ_LIMIT_BYTES})
+
+
+def call_read(args: dict[str, Any], world: World, ctx: CallContext) -> ToolResult:
+    """``read`` is an approval item like the changes (APPR-01): decided at where the
+    path really lands, BEFORE the file is looked at, so a denied or pending read outside
+    the workspace does not even reveal whether the file exists."""
+    path = _path_arg(args)
+    if path is None:
+        return failure("bad_arguments", "`path` must be a non-empty path string",
+                       {"argument": "path"})
+    where = resolve_target(path, world.workspace, _roots(ctx))
+    file = _absolute(world, path)
+    return _gated("read", Action.READ, where, args, ctx, lambda: _read_file(file, path, args))
 
 
 def _path_arg(args: dict[str, Any]) -> str | None:
@@ -137,7 +141,7 @@ def call_builtin(tool: str, args: dict[str, Any], world: World, ctx: CallContext
 BuiltinCall = Callable[[dict[str, Any], World, CallContext], ToolResult]
 
 BUILTIN_CALLS: dict[str, BuiltinCall] = {
-    "read": lambda args, world, ctx: call_read(args, world),
+    "read": call_read,
     "write": call_write,
     "edit": call_edit,
     "bash": call_bash,

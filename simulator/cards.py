@@ -176,11 +176,68 @@ class Board:
 
 
 def summarize_args(args: Mapping[str, Any]) -> str:
-    """Canonical JSON of the arguments, cut to SUMMARY_MAX_CHARS code points."""
-    text = json.dumps(dict(args), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """The arguments in RFC 8785 canonical JSON (JCS), cut to SUMMARY_MAX_CHARS code
+    points. JCS, not "sorted json.dumps": a TS or Rust runtime has a JCS library, and
+    Python's key order (code points) and float spelling (``1e+16``) differ from it."""
+    text = canonical_json(dict(args))
     if len(text) <= SUMMARY_MAX_CHARS:
         return text
     return text[:SUMMARY_MAX_CHARS] + SUMMARY_MARKER
+
+
+def canonical_json(value: Any) -> str:
+    """RFC 8785: object members sorted by their names' UTF-16 code units, no
+    whitespace, strings escaped as JSON.stringify does (non-ASCII kept), numbers as
+    ECMAScript's Number-to-String."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, int | float):
+        return _es_number(value)
+    if isinstance(value, Mapping):
+        members = sorted(value.items(), key=lambda kv: str(kv[0]).encode("utf-16-be"))
+        return "{" + ",".join(f"{canonical_json(str(k))}:{canonical_json(v)}"
+                              for k, v in members) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(canonical_json(v) for v in value) + "]"
+    raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+def _es_number(number: int | float) -> str:
+    """ECMAScript Number::toString of the IEEE double nearest ``number`` (RFC 8785
+    3.2.2.3). An integer too large for a double keeps its decimal digits."""
+    try:
+        x = float(number)
+    except OverflowError:
+        return str(number)
+    if x != x or x in (float("inf"), float("-inf")):
+        raise ValueError("NaN and Infinity are not JSON")
+    if x == 0:
+        return "0"
+    sign = "-" if x < 0 else ""
+    mantissa, _, exp = repr(abs(x)).partition("e")
+    whole, _, frac = mantissa.partition(".")
+    digits = (whole + frac).lstrip("0")
+    point = len(whole) + (int(exp) if exp else 0)  # decimal point after `point` digits
+    point -= len(whole + frac) - len((whole + frac).lstrip("0"))
+    digits = digits.rstrip("0") or "0"
+    k, n = len(digits), point
+    if k <= n <= 21:
+        text = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        text = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        text = "0." + "0" * -n + digits
+    else:
+        e = n - 1
+        text = digits[0] + ("." + digits[1:] if k > 1 else "") + "e" + ("+" if e >= 0 else "-")
+        text += str(abs(e))
+    return sign + text
 
 
 def denial(message: str, detail: Mapping[str, Any]) -> ToolResult:

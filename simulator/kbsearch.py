@@ -33,6 +33,7 @@ from simulator.knowledge import (
     normalized_pattern,
     walk_source,
 )
+from simulator.names import ascii_fold, split_terms
 from simulator.tool_catalog import ToolSpec
 
 BYTE_BUDGET = 8_388_608  # KB-04
@@ -78,7 +79,6 @@ TOOL_ERROR_CODES: tuple[tuple[str, str, str], ...] = (
     ("KB-BAD-ARGUMENTS", "KB-03", "arguments do not match the input schema"),
     ("KB-BAD-QUERY", "KB-03", "no term, too many terms, or a term too long"),
     ("KB-UNKNOWN-SOURCE", "KB-02", "`sources` names a source that is not declared"),
-    ("KB-SOURCE-REJECTED", "KB-07", "every selected source was rejected at search time"),
 )
 
 
@@ -90,12 +90,13 @@ class KbQueryError(ValueError):
 
 
 def parse_query_terms(query: str | Sequence[str]) -> tuple[bytes, ...]:
-    """Split on Unicode whitespace, lower-case ASCII letters only, drop repeats (first
-    occurrence keeps its place). ASCII-only folding keeps matching on raw bytes, identical
-    in every language and Unicode version, and equal to ``grep -i`` in the C locale."""
+    """Split on runs of the Unicode White_Space set (``split_terms``), lower-case ASCII
+    letters only, drop repeats (first occurrence keeps its place). ASCII-only folding
+    keeps matching on raw bytes, identical in every language and Unicode version, and
+    equal to ``grep -i`` in the C locale."""
     text = query if isinstance(query, str) else " ".join(query)
     terms: list[bytes] = []
-    for word in text.split():
+    for word in split_terms(text):
         term = word.encode("utf-8", "surrogatepass").lower()
         if len(term) > MAX_TERM_BYTES:
             raise KbQueryError("KB-BAD-QUERY",
@@ -161,6 +162,10 @@ class KbSearchResult:
     files_searched: int
     files_not_read: int
     skipped: tuple[Skipped, ...] = ()
+    # Sources whose glob failed the KB-07 rules when this search ran. Through the tool this
+    # is always empty (a source failing the rules is dropped when the definition is
+    # compiled, and the rules are a pure function of the glob), so it is not part of the
+    # tool result; `run_kb_search` callers that pass unchecked declarations see it.
     rejected_sources: tuple[RejectedSource, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
@@ -181,10 +186,6 @@ class KbSearchResult:
             "files_searched": self.files_searched,
             "files_not_read": self.files_not_read,
             "skipped": [s.to_json() for s in self.skipped],
-            "rejected_sources": [
-                {"name": r.name, "glob": r.glob, "reason": r.reason}
-                for r in self.rejected_sources
-            ],
             "note": HIT_NOTE,
         }
 
@@ -525,22 +526,18 @@ def call_kb_search(resolution: KnowledgeResolution, workspace: Path,
         if not isinstance(wanted, list) or not all(isinstance(w, str) for w in wanted):
             return failure("KB-BAD-ARGUMENTS", "`sources` must be a list of source names",
                            {"field": "sources"})
-        unknown = [w for w in wanted if w not in names]
+        folded = {ascii_fold(n) for n in names}
+        unknown = [w for w in wanted if ascii_fold(w) not in folded]
         if unknown:
             return failure("KB-UNKNOWN-SOURCE",
                            f"not a declared knowledge source: {', '.join(unknown)}",
                            {"unknown": unknown, "available": names})
-        selected = [s for s in resolution.sources if s.name in wanted]
+        keys = {ascii_fold(w) for w in wanted}
+        selected = [s for s in resolution.sources if ascii_fold(s.name) in keys]
     else:
         selected = list(resolution.sources)
     try:
         result = run_kb_search(workspace, selected, query)
     except KbQueryError as err:
         return failure(err.code, err.message, {"field": "query"})
-    if selected and len(result.rejected_sources) == len(selected):
-        return failure("KB-SOURCE-REJECTED",
-                       "every selected knowledge source was rejected: its glob could reach "
-                       "outside the workspace or is malformed",
-                       {"rejected": result.to_json()["rejected_sources"]},
-                       terminal_for_attempt=True)
     return success(result.to_json())

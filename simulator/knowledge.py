@@ -35,21 +35,23 @@ from simulator.diagnostics import (
     WorldSetupError,
     diagnose,
 )
+from simulator.names import ascii_fold
 
 E, W, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 
 KB_SOURCE_OUTSIDE_WORKSPACE = DiagnosticKind(
     "KB-SOURCE-OUTSIDE-WORKSPACE", "KB-07", W, E,
-    "a knowledge glob could reach outside the workspace; the source is dropped")
+    "a knowledge glob could reach outside the workspace: by its text (the source is "
+    "dropped) or through a symlink (the source stays; the link is never followed)")
 KB_GLOB_INVALID = DiagnosticKind(
     "KB-GLOB-INVALID", "KB-01", W, E,
     "a knowledge glob is not a usable workspace-relative pattern; the source is dropped")
 KB_SOURCE_NAME_INVALID = DiagnosticKind(
-    "KB-SOURCE-NAME-INVALID", "KB-02", W, E,
+    "KB-SOURCE-NAME-INVALID", "KB-01", W, E,
     "a knowledge source name cannot appear on a catalog line; the source is dropped")
 KB_SOURCE_DUPLICATE = DiagnosticKind(
-    "KB-SOURCE-DUPLICATE", "KB-02", W, E,
-    "two knowledge sources share a name; the first is kept")
+    "KB-SOURCE-DUPLICATE", "KB-01", W, W,
+    "two knowledge sources share a name (ASCII case-insensitively); the first is kept")
 KB_SOURCE_MATCHES_NOTHING = DiagnosticKind(
     "KB-SOURCE-MATCHES-NOTHING", "KB-01", INFO, W,
     "a knowledge glob currently matches no file in the workspace")
@@ -258,7 +260,7 @@ def validate_declarations(declared: Sequence[KnowledgeDeclaration], mode: Mode
                 "digits, `.`, `_` or `-`, starting with a letter or digit. Rename it.",
                 decl.location))
             continue
-        if decl.name in seen:
+        if ascii_fold(decl.name) in seen:
             diags.append(diagnose(
                 KB_SOURCE_DUPLICATE, mode,
                 f"knowledge source `{decl.name}` is declared twice; only the first is used. "
@@ -273,7 +275,7 @@ def validate_declarations(declared: Sequence[KnowledgeDeclaration], mode: Mode
                 f"({rejection.reason}: {rejection.message}). Use a workspace-relative "
                 "pattern such as `docs/**/*.md`.", glob_loc))
             continue
-        seen.add(decl.name)
+        seen.add(ascii_fold(decl.name))
         sources.append(KnowledgeSource(decl.name, decl.glob, normalized_pattern(decl.glob),
                                        decl.location))
     return tuple(sources), tuple(diags)
@@ -301,8 +303,6 @@ def resolve_knowledge(declared: Sequence[KnowledgeDeclaration] | None, workspace
                 f"knowledge source `{source.name}`: glob {source.glob!r} reaches symlinks "
                 f"that leave the workspace: {shown}. Those paths are never read; remove "
                 "the links or narrow the glob.", glob_loc))
-            if mode is Mode.SAVE:
-                continue
         if not walk.files:
             all_diags.append(diagnose(
                 KB_SOURCE_MATCHES_NOTHING, mode,

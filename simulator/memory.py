@@ -55,7 +55,7 @@ MEM_SHARED_CONSENT = DiagnosticKind(
 )
 MEM_AGENT_NAME_UNUSABLE = DiagnosticKind(
     code="MEM-AGENT-NAME-UNUSABLE",
-    requirement="MEM-04",
+    requirement="MEM-01",  # the agent-name rule is part of MEM-01's layout
     parse_severity=Severity.WARNING,
     save_severity=Severity.ERROR,
     summary="the agent name cannot name a private memory directory; memory not mounted",

@@ -18,9 +18,12 @@ from dataclasses import dataclass
 MAX_NAME_BYTES = 64
 NAME_SUFFIX = ".md"
 
-# The same rule as a JSON Schema (ECMA-262) pattern, published in the tool schemas.
-# It does not express the Windows device-name rule; the validator is authoritative.
-NAME_PATTERN = r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._-]{0,60}\.md$"
+# The same rule as a JSON Schema pattern, published in the tool schemas; the length is
+# the schema's maxLength. No look-around, no non-capturing group and no counted repeat,
+# so ECMA-262, Python ``re``, Rust ``regex`` and Go ``regexp`` all read it the same way:
+# "no '..'" is spelled as "every '.' before the suffix is followed by a non-dot". It does
+# not express the Windows device-name rule; the validator is authoritative.
+NAME_PATTERN = r"^[A-Za-z0-9]([A-Za-z0-9_-]|\.[A-Za-z0-9_-])*\.md$"
 
 _CHARSET = re.compile(r"[A-Za-z0-9._-]*")
 WINDOWS_DEVICES = frozenset(

@@ -1,9 +1,12 @@
 """Keyword search over memory files (MEM-06): pure ranking, deterministic to the byte.
 
-A hit is one line. Terms are the query split on whitespace and lower-cased (duplicates
-dropped); a line matches when its lower-cased text contains at least one term. Lower-case
-is the Unicode default full lowercase mapping (Python ``str.lower``, JS ``toLowerCase``,
-Rust ``to_lowercase``), chosen over case folding because every runtime language has it.
+A hit is one line. Terms are the query split on runs of Unicode White_Space
+(``simulator.names.split_terms``) and ASCII case-folded (``simulator.names.ascii_fold``),
+duplicates dropped; a line matches when its ASCII-folded text contains at least one term.
+ASCII folding only, because Unicode case mappings differ between runtimes (Python's
+``str.lower`` maps KELVIN SIGN U+212A to ``k``, JavaScript's ``toLowerCase`` turns U+0130
+into two code points) and would make a TS or Rust runtime find other lines; so ``É`` and
+``é`` are different letters here.
 Ranking is a total order, so no two runtimes can disagree on the result:
   1. more distinct terms present first (a line naming both "deploy" and "staging"
      beats a line repeating "deploy");
@@ -17,6 +20,8 @@ text with no spaces between words, where a tokenizer would find nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from simulator.names import ascii_fold, split_terms
 
 MAX_HITS = 50
 MAX_LINE_CHARS = 400
@@ -66,8 +71,8 @@ class SearchOutcome:
 
 
 def query_terms(query: str) -> tuple[str, ...]:
-    """Lower-cased terms in first-seen order, without duplicates."""
-    return tuple(dict.fromkeys(term.lower() for term in query.split()))
+    """ASCII-folded terms in first-seen order, without duplicates."""
+    return tuple(dict.fromkeys(ascii_fold(term) for term in split_terms(query)))
 
 
 def _lines(text: str) -> list[str]:
@@ -81,7 +86,7 @@ def search(documents: tuple[SearchDocument, ...], terms: tuple[str, ...]) -> Sea
     matches: list[SearchHit] = []
     for doc in documents:
         for number, line in enumerate(_lines(doc.text), start=1):
-            folded = line.lower()
+            folded = ascii_fold(line)
             counts = [folded.count(term) for term in terms]
             present = sum(1 for c in counts if c)
             if not present:

@@ -105,7 +105,8 @@ MEMORY_SEARCH_SCHEMA: dict[str, Any] = {
             "type": "string",
             "minLength": 1,
             "maxLength": MAX_QUERY_CHARS,
-            "description": "Keywords separated by spaces; matching ignores case.",
+            "description": "Keywords separated by spaces; matching ignores the case of "
+            "ASCII letters only.",
         },
     },
     "required": ["query"],

@@ -207,6 +207,147 @@ def _pushed_without_live_request() -> None:
     chain.raise_card = buggy
 
 
+def _search_ignores_query() -> None:
+    """mcp_search lists every tool of the granted servers whatever the query."""
+    gateway = _module("simulator.mcp.gateway")
+    real = gateway.ScopedGateway.search
+
+    def search(self: Any, args: Any) -> Any:
+        query = args.get("query", "")
+        return real(self, {**args, "query": ""}) if isinstance(query, str) else real(self, args)
+
+    gateway.ScopedGateway.search = search
+
+
+def _search_unicode_fold() -> None:
+    """mcp_search folds with Unicode case mapping and splits on str.split()."""
+    gateway = _module("simulator.mcp.gateway")
+    gateway.ascii_fold = lambda text: text.lower()
+    gateway.split_terms = lambda text: text.split()
+
+
+def _describe_unscoped() -> None:
+    """mcp_describe looks a server up in the whole configuration, not in the grant."""
+    gateway = _module("simulator.mcp.gateway")
+    real = gateway.ScopedGateway.describe
+
+    def describe(self: Any, args: Any) -> Any:
+        wide = replace(self.resolution, granted=self.pool.world.servers)
+        return real(replace(self, resolution=wide), args)
+
+    gateway.ScopedGateway.describe = describe
+
+
+def _describe_ignores_status() -> None:
+    """mcp_describe contacts a disabled or unconfigured server as if it were ready."""
+    gateway = _module("simulator.mcp.gateway")
+    real = gateway.ScopedGateway.describe
+
+    def describe(self: Any, args: Any) -> Any:
+        ready = tuple(replace(s, enabled=True, configured=True)
+                      for s in self.resolution.granted)
+        return real(replace(self, resolution=replace(self.resolution, granted=ready)), args)
+
+    gateway.ScopedGateway.describe = describe
+
+
+def _unknown_unmounts() -> None:
+    """The gateway tools are mounted only when a declared server exists."""
+    gateway = _module("simulator.mcp.gateway")
+    dim = _module("simulator.mcp.dimension")
+    tools = gateway.GATEWAY_TOOLS
+    dim.mounted_tools = lambda resolution: tools if resolution.granted else ()
+
+
+def _declarations_exact() -> None:
+    """Declarations are compared exactly: `Notion` does not find `notion`."""
+    gateway = _module("simulator.mcp.gateway")
+    gateway.McpWorld.lookup = lambda self, declared: next(
+        (s for s in self.servers if s.name == declared), None)
+
+
+def _duplicates_kept() -> None:
+    """A server declared twice is granted (and listed) twice, without a diagnostic."""
+    dim = _module("simulator.mcp.dimension")
+    real = dim.resolve_mcp
+
+    def buggy(declared: Any, world: Any, mode: Any) -> Any:
+        resolution = real(declared, world, mode)
+        again = tuple(world.lookup(r.name) for r in declared or ())
+        kept = tuple(sorted((e for e in again if e is not None), key=lambda e: e.name))
+        diags = tuple(d for d in resolution.diagnostics
+                      if d.kind.code != "MCP-SERVER-DUPLICATE")
+        return replace(resolution, granted=kept, diagnostics=diags)
+
+    dim.resolve_mcp = buggy
+
+
+def _catalog_declaration_order() -> None:
+    """Granted servers are kept in declaration order, not code-point order."""
+    dim = _module("simulator.mcp.dimension")
+    real = dim.resolve_mcp
+
+    def buggy(declared: Any, world: Any, mode: Any) -> Any:
+        resolution = real(declared, world, mode)
+        order = [world.lookup(r.name) for r in declared or ()]
+        names = list(dict.fromkeys(e.name for e in order if e is not None))
+        by_name = {s.name: s for s in resolution.granted}
+        return replace(resolution, granted=tuple(by_name[n] for n in names if n in by_name))
+
+    dim.resolve_mcp = buggy
+
+
+def _tool_error_is_success() -> None:
+    """A tool result with isError: true is passed off as a success."""
+    gateway = _module("simulator.mcp.gateway")
+    from simulator.envelope import success
+
+    def run(self: Any, call: Any) -> Any:
+        result = self.pool.call(call.server, call.tool, call.arguments)
+        if isinstance(result, gateway.McpFailure):
+            return gateway._server_failure(call.server.name, result)
+        return success({"content": list(result.content)})
+
+    gateway.ScopedGateway.run = run
+
+
+def _read_outside_allowed() -> None:
+    """read is decided as if every path were inside the workspace."""
+    builtin = _module("simulator.builtin_calls")
+    from simulator.approval import Action, Target
+
+    real = builtin._gated
+
+    def gated(tool: str, action: Any, target: Any, args: Any, ctx: Any, run: Any) -> Any:
+        where = Target.WORKSPACE if action is Action.READ else target
+        return real(tool, action, where, args, ctx, run)
+
+    builtin._gated = gated
+
+
+def _bash_as_read() -> None:
+    """bash is wired to the read row (a command "only looks" at the workspace)."""
+    builtin = _module("simulator.builtin_calls")
+    from simulator.approval import Action
+
+    real = builtin._gated
+
+    def gated(tool: str, action: Any, target: Any, args: Any, ctx: Any, run: Any) -> Any:
+        return real(tool, Action.READ if action is Action.BASH else action, target, args,
+                    ctx, run)
+
+    builtin._gated = gated
+
+
+def _summary_python_json() -> None:
+    """The card summary is Python's sorted json.dumps, not RFC 8785 JCS."""
+    import json
+
+    cards = _module("simulator.cards")
+    cards.canonical_json = lambda value: json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("mcp-shared-gateway", "the subagent gets the shared gateway: every configured "
            "server is reachable", ("MCP-01", "MCP-02"), _shared_gateway),
@@ -237,6 +378,30 @@ MUTANTS: tuple[Mutant, ...] = (
            ("APPR-04",), _task_stop_leaves_cards),
     Mutant("appr-pull-repeats", "each snapshot pull delivers the same cards again",
            ("APPR-05",), _pull_repeats),
+    Mutant("mcp-search-ignores-query", "mcp_search ignores its query", ("MCP-01",),
+           _search_ignores_query),
+    Mutant("mcp-search-unicode-fold", "mcp_search folds with str.lower and splits with "
+           "str.split", ("MCP-01",), _search_unicode_fold),
+    Mutant("mcp-describe-unscoped", "mcp_describe reaches servers that were not granted",
+           ("MCP-02",), _describe_unscoped),
+    Mutant("mcp-describe-ignores-status", "mcp_describe contacts a disabled server",
+           ("MCP-04",), _describe_ignores_status),
+    Mutant("mcp-unknown-unmounts", "declared but unknown servers unmount the gateway tools",
+           ("MCP-01",), _unknown_unmounts),
+    Mutant("mcp-declarations-exact", "declarations are matched exactly, not ASCII-folded",
+           ("MCP-01",), _declarations_exact),
+    Mutant("mcp-duplicates-kept", "a server declared twice is granted twice", ("MCP-01",),
+           _duplicates_kept),
+    Mutant("mcp-catalog-declaration-order", "granted servers listed in declaration order",
+           ("MCP-01",), _catalog_declaration_order),
+    Mutant("mcp-tool-error-success", "a tool's isError result is reported as success",
+           ("MCP-03",), _tool_error_is_success),
+    Mutant("appr-read-outside-allowed", "read outside the workspace runs without a card",
+           ("APPR-01",), _read_outside_allowed),
+    Mutant("appr-bash-as-read", "bash is decided on the read row", ("APPR-01",),
+           _bash_as_read),
+    Mutant("appr-summary-not-jcs", "card summaries are Python JSON, not RFC 8785",
+           ("APPR-02",), _summary_python_json),
     Mutant("appr-pushed-into-void", "cards are marked pushed with no live parent request",
            ("APPR-05",), _pushed_without_live_request),
 )

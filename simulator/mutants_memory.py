@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from simulator import (
+    envelope,
     memory,
     memory_append,
     memory_dimension,
@@ -235,6 +236,114 @@ def _path_order_search() -> None:
                          ("daily/" if self.daily else "") + self.file, self.line))
 
 
+def _device_agent_names() -> None:
+    """Agent names checked for separators but not Windows device names: `con` gets a
+    private directory that Windows cannot open."""
+    _patch(memory, "WINDOWS_DEVICES", frozenset())
+
+
+def _resident_by_suffix() -> None:
+    """Resident files picked by the `.md` suffix alone: a planted `x\n## Skills.md` is
+    printed as a heading of the prompt."""
+    _patch(memory_resident, "is_valid_name", lambda name: True)
+
+
+def _resident_lossy_utf8() -> None:
+    """A root file that is not UTF-8 is decoded with U+FFFD and injected mangled."""
+    real = memory_resident.plan_resident
+
+    def plan(cands: Any) -> Any:
+        return real(tuple(
+            c if c.data is None else memory_resident.ResidentCandidate(
+                c.name, c.kind, c.size, c.data.decode("utf-8", "replace").encode("utf-8"))
+            for c in cands))
+
+    _patch(memory_resident, "plan_resident", plan)
+    _patch(memory, "plan_resident", plan)
+
+
+def _read_byte_cut() -> None:
+    """memory_read cuts at exactly 65536 bytes, inside a character (U+FFFD at the end)."""
+    _patch(memory_tools, "_utf8_prefix", lambda data, limit: data[:limit])
+
+
+def _listing_all_entries() -> None:
+    """memory_read's listing is the raw directory: links and folders named `*.md` too."""
+    real = memory_tools._memory_files
+
+    def files(dir_fd: int) -> Any:
+        usable, unusable = real(dir_fd)
+        return sorted(usable + [entry.name for entry in unusable]), unusable
+
+    _patch(memory_tools, "_memory_files", files)
+
+
+def _missing_file_is_empty() -> None:
+    """Reading a file that does not exist returns empty content instead of an error."""
+    real = memory_tools.MemoryToolbox._read
+
+    def read(self: Any, args: object) -> Any:
+        result = real(self, args)
+        if result.error is not None and result.error.code == memory_fs.NOT_FOUND:
+            assert isinstance(args, Mapping)
+            return envelope.success({"file": args["file"], "daily": args.get("daily", False),
+                                     "content": "", "size": 0, "truncated": False})
+        return result
+
+    _patch(memory_tools.MemoryToolbox, "_read", read)
+
+
+def _loose_argument_types() -> None:
+    """Arguments coerced instead of type-checked: `daily: "true"` is truthy, `1` a name."""
+
+    def parse(tool: str, params: Any, args: object) -> Any:
+        if not isinstance(args, Mapping):
+            return envelope.failure(memory_tools.INVALID_ARGUMENTS, "not an object", {})
+        values: dict[str, Any] = {}
+        for param in params:
+            if param.name in args:
+                value = args[param.name]
+                values[param.name] = bool(value) if param.kind is bool else str(value)
+            elif param.required:
+                return envelope.failure(memory_tools.INVALID_ARGUMENTS, "missing", {})
+        return values
+
+    _patch(memory_tools, "_parse", parse)
+
+
+def _no_search_read_budget() -> None:
+    """memory_search reads every file whole, however large the memory is."""
+    _patch(memory_tools, "SEARCH_READ_BUDGET", 1 << 40)
+
+
+def _silent_search_skips() -> None:
+    """Links and other non-regular files are skipped by search without a word."""
+    real = memory_tools._memory_files
+    _patch(memory_tools, "_memory_files", lambda dir_fd: (real(dir_fd)[0], []))
+
+
+def _search_byte_cut() -> None:
+    """Hit text cut at 400 UTF-8 bytes instead of 400 code points."""
+    real = memory_search.search
+
+    def search(documents: Any, terms: Any) -> Any:
+        out = real(documents, terms)
+        return memory_search.SearchOutcome(tuple(
+            memory_search.SearchHit(h.file, h.daily, h.line,
+                                    h.text.encode()[:400].decode("utf-8", "ignore"),
+                                    h.line_truncated, h.terms_matched, h.occurrences)
+            for h in out.hits), out.total_matches)
+
+    _patch(memory_tools, "search", search)
+
+
+def _unicode_lower_search() -> None:
+    """Search terms and lines lower-cased with Unicode rules, terms split by `str.split`."""
+    _patch(memory_search, "ascii_fold", str.lower)
+    _patch(memory_tools, "query_terms",
+           lambda query: tuple(dict.fromkeys(t.lower() for t in query.split())))
+
+
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("memory-scope-parameter", "memory tools take a `scope` argument and honour "
            "scope: global", ("MEM-03",), _scope_parameter),
@@ -270,4 +379,26 @@ MUTANTS: tuple[Mutant, ...] = (
            ("MEM-09",), _deny_list_names),
     Mutant("memory-path-order-search", "search ties broken by path string, not root first",
            ("MEM-06",), _path_order_search),
+    Mutant("memory-device-agent-name", "an agent named `con` gets a private directory",
+           ("MEM-01",), _device_agent_names),
+    Mutant("memory-resident-by-suffix", "resident files chosen by the .md suffix alone, so "
+           "bad names are printed", ("MEM-05", "MEM-09"), _resident_by_suffix),
+    Mutant("memory-resident-lossy-utf8", "invalid UTF-8 injected with U+FFFD",
+           ("MEM-05",), _resident_lossy_utf8),
+    Mutant("memory-read-byte-cut", "memory_read cuts inside a UTF-8 character",
+           ("MEM-03",), _read_byte_cut),
+    Mutant("memory-listing-all-entries", "memory_read lists links and folders",
+           ("MEM-03", "MEM-10"), _listing_all_entries),
+    Mutant("memory-missing-file-empty", "reading a missing file returns empty content",
+           ("MEM-03",), _missing_file_is_empty),
+    Mutant("memory-loose-argument-types", "memory tool arguments coerced, not type-checked",
+           ("MEM-03",), _loose_argument_types),
+    Mutant("memory-no-search-read-budget", "memory_search has no read budget",
+           ("MEM-06",), _no_search_read_budget),
+    Mutant("memory-silent-search-skips", "memory_search skips links without reporting them",
+           ("MEM-06", "MEM-10"), _silent_search_skips),
+    Mutant("memory-search-byte-cut", "search hit text cut at 400 bytes, not code points",
+           ("MEM-06",), _search_byte_cut),
+    Mutant("memory-search-unicode-lower", "search folds with Unicode lower-casing and "
+           "splits with str.split", ("MEM-06",), _unicode_lower_search),
 )

@@ -32,6 +32,7 @@ from simulator.diagnostics import (
     diagnose,
 )
 from simulator.envelope import ToolResult, failure, success
+from simulator.names import ascii_fold
 from simulator.skill_amendments import (
     Amendment,
     AmendmentOutcome,
@@ -350,8 +351,8 @@ class SkillDiscovery:
     diagnostics: tuple[Diagnostic, ...]
 
     def by_layer(self, name: str) -> tuple[SkillPackage, ...]:
-        key = name.casefold()
-        return tuple(p for p in self.packages if p.name.casefold() == key)
+        key = ascii_fold(name)
+        return tuple(p for p in self.packages if ascii_fold(p.name) == key)
 
 
 def _read_optional(path: Path) -> bytes | None:
@@ -389,7 +390,7 @@ def discover_skills(world: SkillWorld, mode: Mode = Mode.PARSE) -> SkillDiscover
                     f"skill folder `{folder}` in layer {layer}: {problem}. Fix the package "
                     "metadata; until then the skill is not discovered.", where))
                 continue
-            key = package.name.casefold()
+            key = ascii_fold(package.name)
             if key in seen:
                 diags.append(diagnose(
                     SKILL_DUPLICATE_IN_LAYER, mode,
@@ -447,9 +448,9 @@ class SkillResolution:
     amendments: tuple[Amendment, ...] = ()
 
     def find(self, name: str) -> ResolvedSkill | None:
-        key = name.strip().casefold()
+        key = ascii_fold(name.strip())
         for skill in self.skills:
-            if skill.package.name.casefold() == key:
+            if ascii_fold(skill.package.name) == key:
                 return skill
         return None
 
@@ -482,10 +483,10 @@ def resolve_skills(declared: Sequence[NameRef] | None, discovery: SkillDiscovery
     diags: list[Diagnostic] = list(discovery.diagnostics)
     resolved: list[ResolvedSkill] = []
     seen: set[str] = set()
-    pinned = {p.strip().casefold() for p in world.preferred}
+    pinned = {ascii_fold(p.strip()) for p in world.preferred}
     searched = ", ".join(str(layer) for layer, _ in world.layers) or "none configured"
     for ref in declared:
-        key = ref.name.strip().casefold()
+        key = ascii_fold(ref.name.strip())
         if key in seen:
             diags.append(diagnose(
                 SKILL_DUPLICATE_DECLARATION, mode,
@@ -510,7 +511,7 @@ def resolve_skills(declared: Sequence[NameRef] | None, discovery: SkillDiscovery
                 f"name in {', '.join(hidden)}.", ref.location))
         outcome = None
         for amendment in world.amendments:
-            if amendment.skill.strip().casefold() == key:
+            if ascii_fold(amendment.skill.strip()) == key:
                 outcome = evaluate(amendment, winner.content_hash)
                 if outcome.status is AmendmentStatus.HELD_BACK:
                     diags.append(diagnose(
@@ -523,7 +524,7 @@ def resolve_skills(declared: Sequence[NameRef] | None, discovery: SkillDiscovery
         resolved.append(ResolvedSkill(winner, hidden, key in pinned, outcome,
                                       skill_location(winner, workspace)))
     for pin in world.preferred:
-        if pin.strip().casefold() not in seen:
+        if ascii_fold(pin.strip()) not in seen:
             diags.append(diagnose(
                 SKILL_PIN_NOT_GRANTED, mode,
                 f"skill `{pin}` is pinned as preferred but not declared in `skills`; the pin "
@@ -691,7 +692,7 @@ def call_use_skill(resolution: SkillResolution, args: object) -> ToolResult:
                            {"name": skill.package.name})
         outcome = None
         for amendment in resolution.amendments:
-            if amendment.skill.strip().casefold() == skill.package.name.casefold():
+            if ascii_fold(amendment.skill.strip()) == ascii_fold(skill.package.name):
                 outcome = evaluate(amendment, content_hash(raw))
                 break
         return success({

@@ -246,8 +246,9 @@ def test_hostile_pattern_in_save_mode(world: Path, pattern: str,
     assert first.location.path == ("knowledge", 0, "glob")
     if reason is None:
         assert (first.code, first.severity) == WALK_SAVE[pattern]
-        expect_kept = first.severity is not Severity.ERROR
-        assert [s.name for s in res.sources] == (["kb"] if expect_kept else [])
+        # KB-07: a source reaching an escaping symlink is kept in both modes (the link
+        # is never followed); only a lexical rejection drops it.
+        assert [s.name for s in res.sources] == ["kb"]
         return
     rejection = check_glob(pattern)
     assert rejection is not None
@@ -285,9 +286,8 @@ def test_lexically_bad_source_in_a_stale_resolution_is_refused_at_search_time(
         result = call_kb_search(stale, world, {"query": "needle"})
     assert [p for _, p in seen if not _inside(p, world)] == []
     body = result.to_json()
-    assert body["ok"] is False and body["error_code"] == "KB-SOURCE-REJECTED"
-    assert body["error_detail"]["rejected"] == [
-        {"name": "kb", "glob": "../outside/*", "reason": "parent-segment"}]
+    assert body["ok"] is True and body["content"]["files_searched"] == 0
+    assert body["content"]["hits"] == [] and "rejected_sources" not in body["content"]
 
 
 def test_directory_symlink_inside_the_workspace_is_not_descended(world: Path) -> None:
@@ -321,7 +321,7 @@ def test_source_names_and_duplicates() -> None:
         ("KB-SOURCE-DUPLICATE", ("knowledge", 2)),
         ("KB-SOURCE-NAME-INVALID", ("knowledge", 3)),
     ]
-    assert all(d.severity is Severity.ERROR for d in diags)
+    assert [d.severity for d in diags] == [Severity.ERROR, Severity.WARNING, Severity.ERROR]
 
 
 def test_source_matching_nothing_is_reported(tmp_path: Path) -> None:

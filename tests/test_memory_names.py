@@ -77,8 +77,18 @@ def test_every_rule_has_a_case_in_the_battery() -> None:
 
 
 def _pattern_accepts(name: str) -> bool:
+    """The schema's check: ``pattern`` plus ``maxLength`` (64 code points; every name the
+    pattern accepts is ASCII, so code points are bytes)."""
     # JSON Schema patterns are ECMA-262: '$' is the end of input, not "before a final \n".
-    return re.fullmatch(NAME_PATTERN.removeprefix("^").removesuffix("$"), name) is not None
+    body = NAME_PATTERN.removeprefix("^").removesuffix("$")
+    return len(name) <= MAX_NAME_BYTES and re.fullmatch(body, name) is not None
+
+
+def test_pattern_uses_no_construct_outside_the_portable_regex_subset() -> None:
+    """Rust's `regex` and Go's `regexp` have no look-around or back-references: a schema
+    validator built on them must read the pattern as ECMA-262 does."""
+    for construct in ("(?=", "(?!", "(?<", "(?:", "\\1", "{"):
+        assert construct not in NAME_PATTERN, construct
 
 
 names = st.one_of(

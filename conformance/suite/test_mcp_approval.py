@@ -187,6 +187,112 @@ def test_undeclared_mcp_mounts_nothing(impl: Harness) -> None:
         assert "catalog.mcp" not in [p["kind"] for p in impl.prompt(source)["parts"]]
 
 
+@pytest.mark.case("mcp.scope.all-unknown-still-mounts")
+@pytest.mark.req("MCP-01", "MCP-02", "MCP-04")
+def test_declared_but_all_unknown_mounts_the_tools_without_a_section(impl: Harness) -> None:
+    """Bug: the gateway tools depend on the settings of the day (a declared but unknown
+    server unmounts them), or an empty grant falls back to the shared gateway."""
+    standard_world(impl)
+    source = agent_def(servers=["jira"], tools="[read]")
+    assert [t["name"] for t in impl.mounted(source)["tools"] if t["name"].startswith("mcp_")] \
+        == ["mcp_search", "mcp_describe", "mcp_call"]
+    parsed = impl.parse(source)
+    assert [d["code"] for d in diagnostics_at(parsed, ["mcp", "servers", 0])] == [
+        "MCP-UNKNOWN-SERVER"]
+    assert "catalog.mcp" not in [p["kind"] for p in impl.prompt(source)["parts"]]
+    agent = spawn(impl, source)
+    found = call(impl, agent, "mcp_search", query="")
+    assert found["ok"] and found["content"]["tools"] == [], found
+    for tool in ("mcp_call", "mcp_describe"):
+        refused = call(impl, agent, tool, name="notion__search_pages")
+        assert refused["error_code"] == "MCP-SERVER-NOT-GRANTED", refused
+        assert refused["error_message"] == (
+            "MCP server 'notion' is not granted to this agent; it was not contacted. "
+            "This agent is granted no MCP servers.")
+        assert refused["error_detail"]["granted_servers"] == []
+    assert journal(impl, "notion") == [] and journal(impl, "github") == []
+
+
+@pytest.mark.case("mcp.scope.canonical-case")
+@pytest.mark.req("MCP-01", "DEF-05")
+def test_a_declaration_in_another_ascii_case_is_granted_under_the_configured_name(
+        impl: Harness) -> None:
+    """Bug: declarations compared exactly (`Notion` is unknown), or the grant keeps the
+    declared spelling so the model is told a name no call can use."""
+    standard_world(impl)
+    source = agent_def(servers=["Notion"], tools="[read]")
+    parsed = impl.parse(source)
+    found = diagnostics_at(parsed, ["mcp", "servers", 0])
+    assert [(d["code"], d["severity"]) for d in found] == [("MCP-SERVER-CANONICALIZED", "info")]
+    parts = {p["kind"]: p["text"] for p in impl.prompt(source)["parts"]}
+    assert parts["catalog.mcp"].endswith("\n- notion")
+    agent = spawn(impl, source)
+    refused = mcp_call(impl, agent, "github__delete_repo")
+    assert refused["error_detail"]["granted_servers"] == [{"name": "notion", "status": "ready"}]
+    assert mcp_call(impl, agent, "notion__search_pages", q="x")["ok"] is True
+    assert mcp_call(impl, agent, "Notion__search_pages")["error_code"] == \
+        "MCP-SERVER-NOT-GRANTED"  # N-3: the model's names stay exact
+
+
+@pytest.mark.case("mcp.scope.unicode-look-alike-declaration")
+@pytest.mark.req("MCP-01", "MCP-04")
+def test_a_unicode_look_alike_declaration_is_unknown(impl: Harness) -> None:
+    """Bug: declarations folded with Unicode case mapping or normalised (KELVIN SIGN,
+    fullwidth letters), so a look-alike is granted."""
+    setup(impl, kb=server(impl, "kb", NOTION_TOOLS))
+    for declared in ("\u212ab", "\uff4b\uff42"):
+        source = agent_def(servers=[declared], tools="[read]")
+        parsed = impl.parse(source)
+        assert [d["code"] for d in diagnostics_at(parsed, ["mcp", "servers", 0])] == [
+            "MCP-UNKNOWN-SERVER"], declared
+        assert "catalog.mcp" not in [p["kind"] for p in impl.prompt(source)["parts"]]
+
+
+@pytest.mark.case("mcp.scope.duplicate-declaration")
+@pytest.mark.req("MCP-01")
+def test_a_server_declared_twice_is_granted_once(impl: Harness) -> None:
+    """Bug: a duplicate is granted (and listed) twice, or dropped without a word."""
+    standard_world(impl)
+    source = agent_def(servers=["notion", "github", "NOTION"], tools="[read]")
+    parsed = impl.parse(source)
+    assert [d["code"] for d in diagnostics_at(parsed, ["mcp", "servers", 2])] == [
+        "MCP-SERVER-DUPLICATE"]
+    assert diagnostics_at(parsed, ["mcp", "servers", 0]) == []
+    parts = {p["kind"]: p["text"] for p in impl.prompt(source)["parts"]}
+    assert parts["catalog.mcp"] == "## MCP servers\n" + CATALOG_INTRO + "\n- github\n- notion"
+    agent = spawn(impl, source)
+    refused = mcp_call(impl, agent, "jira__x")
+    assert refused["error_detail"]["granted_servers"] == [
+        {"name": "github", "status": "ready"}, {"name": "notion", "status": "ready"}]
+
+
+@pytest.mark.case("mcp.catalog.order-and-notes")
+@pytest.mark.req("MCP-01", "MCP-04")
+def test_catalog_lists_servers_in_code_point_order_with_their_notes(impl: Harness) -> None:
+    """Bug: servers listed in declaration order, or a disabled / unconfigured server shown
+    like a ready one (the model calls it and fails instead of telling the user)."""
+    setup(impl,
+          notion=server(impl, "notion", NOTION_TOOLS, description="Notion workspace pages"),
+          crm=server(impl, "crm", GITHUB_TOOLS, enabled=False),
+          sheets={"configured": False, "description": "Spreadsheets"},
+          Zeta=server(impl, "Zeta", GITHUB_TOOLS))
+    source = agent_def(servers=["sheets", "zeta", "notion", "crm"], tools="[read]")
+    parts = {p["kind"]: p["text"] for p in impl.prompt(source)["parts"]}
+    assert parts["catalog.mcp"] == "\n".join([
+        "## MCP servers", CATALOG_INTRO,
+        "- Zeta",
+        "- crm (disabled: the user can enable it in settings)",
+        "- notion: Notion workspace pages",
+        "- sheets (not configured: the user can configure it in settings): Spreadsheets"])
+    agent = spawn(impl, source)
+    found = call(impl, agent, "mcp_search", query="")["content"]
+    assert [t["name"] for t in found["tools"]] == [
+        "Zeta__delete_repo", "notion__create_page", "notion__search_pages"]
+    assert [(u["server"], u["status"]) for u in found["unavailable_servers"]] == [
+        ("crm", "disabled"), ("sheets", "not-configured")]
+    assert journal(impl, "crm") == []
+
+
 # -- MCP-02 undeclared servers -------------------------------------------------------
 
 @pytest.mark.case("mcp.refusal.lists-granted-servers")
@@ -240,6 +346,149 @@ def test_separator_injection_stays_on_the_named_server(impl: Harness) -> None:
     assert result["error_code"] == "MCP-TOOL-NOT-FOUND"
     assert result["error_detail"]["server"] == "notion"
     assert journal(impl, "github") == [] and tool_calls(impl, "notion") == []
+
+
+@pytest.mark.case("mcp.describe.granted-tool")
+@pytest.mark.req("MCP-01", "MCP-03")
+def test_describe_gives_the_schema_and_whether_the_tool_runs_directly(impl: Harness) -> None:
+    """Bug: describe returns another tool's schema, or runs_directly ignores the
+    allow-list."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    listed = call(impl, agent, "mcp_describe", name="notion__search_pages")
+    assert listed == {"ok": True, "content": {
+        "name": "notion__search_pages", "description": "Search Notion pages",
+        "input_schema": NOTION_TOOLS[0]["inputSchema"], "runs_directly": True}}, listed
+    created = call(impl, agent, "mcp_describe", name="notion__create_page")["content"]
+    assert created["input_schema"] == NOTION_TOOLS[1]["inputSchema"]
+    assert created["runs_directly"] is False
+    assert tool_calls(impl, "notion") == []  # describing calls nothing
+
+
+@pytest.mark.case("mcp.describe.undeclared-refused")
+@pytest.mark.req("MCP-02")
+def test_describe_of_an_undeclared_server_is_refused_uncontacted(impl: Harness) -> None:
+    """Bug: describe goes through the shared gateway (lists the server's tools), even if
+    calls are scoped."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    refused = call(impl, agent, "mcp_describe", name="github__delete_repo")
+    assert refused["ok"] is False and refused["error_code"] == "MCP-SERVER-NOT-GRANTED"
+    assert refused["error_message"] == (
+        "MCP server 'github' is not granted to this agent; it was not contacted. "
+        "Granted MCP servers: notion.")
+    assert refused["error_detail"]["granted_servers"] == [{"name": "notion", "status": "ready"}]
+    assert refused["terminal_for_attempt"] is True
+    assert journal(impl, "github") == []
+
+
+@pytest.mark.req("MCP-02", "MCP-01")
+@pytest.mark.parametrize("name", cases("mcp.describe.hostile-name", [
+    ("title-case", "Notion__search_pages"),
+    ("upper-case", "NOTION__search_pages"),
+    ("kelvin", "\u212anotion__search_pages"),
+    ("cyrillic-o", "n\u043etion__search_pages"),
+    ("trailing-space", "notion __search_pages"),
+]))
+def test_describe_matches_server_names_exactly(impl: Harness, name: str) -> None:
+    """Bug: describe folds or normalises server names although mcp_call does not."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    refused = call(impl, agent, "mcp_describe", name=name)
+    assert refused["error_code"] == "MCP-SERVER-NOT-GRANTED", refused
+    assert journal(impl, "notion") == [] and journal(impl, "github") == []
+
+
+@pytest.mark.case("mcp.describe.not-configured")
+@pytest.mark.req("MCP-04")
+def test_describe_of_a_disabled_or_unconfigured_server_says_configure_it(
+        impl: Harness) -> None:
+    """Bug: describe contacts a disabled server anyway, or reports it as not granted."""
+    setup(impl, sheets=server(impl, "sheets", GITHUB_TOOLS, enabled=False),
+          crm={"configured": False})
+    agent = spawn(impl, agent_def(servers=["sheets", "crm"], tools="[read]"))
+    for qualified, state in (("sheets__delete_repo", "disabled"),
+                             ("crm__delete_repo", "not-configured")):
+        refused = call(impl, agent, "mcp_describe", name=qualified)
+        assert refused["error_code"] == "MCP-NOT-CONFIGURED", refused
+        assert refused["error_detail"]["status"] == state
+        assert refused["terminal_for_attempt"] is True
+        assert "settings" in refused["error_message"]
+    assert journal(impl, "sheets") == []
+
+
+@pytest.mark.req("MCP-01", "MCP-02")
+@pytest.mark.parametrize("name", cases("mcp.name.invalid", [
+    ("no-separator", "notion"), ("empty-server", "__search_pages"),
+    ("empty-tool", "notion__"), ("not-a-string", 7)]))
+def test_a_name_that_is_not_server__tool_is_invalid(impl: Harness, name: Any) -> None:
+    """Bug: a bare or malformed name is routed somewhere (or crashes the gateway)."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    for tool in ("mcp_call", "mcp_describe"):
+        result = call(impl, agent, tool, name=name)
+        assert result["error_code"] == "MCP-NAME-INVALID", (tool, result)
+    assert journal(impl, "notion") == [] and journal(impl, "github") == []
+
+
+SEARCH_TOOLS: list[dict[str, Any]] = [
+    {"name": "search_pages", "description": "Search Notion pages", "inputSchema": OBJ},
+    {"name": "create_page", "description": "Create a Notion page", "inputSchema": OBJ},
+    {"name": "bookmark_link", "description": "Save a link for later", "inputSchema": OBJ},
+]
+
+
+@pytest.mark.req("MCP-01")
+@pytest.mark.parametrize("row", cases("mcp.search.query", [
+    ("one-term", ("bookmark", ["notion__bookmark_link"])),
+    ("all-terms", ("page CREATE", ["notion__create_page"])),
+    ("name-or-description", ("notion__ later", ["notion__bookmark_link"])),
+    ("no-match", ("create search", [])),
+    ("unicode-space", ("create\u3000page", ["notion__create_page"])),
+    ("ascii-fold-only", ("\u212a", [])),
+    ("no-fullwidth-fold", ("\uff50\uff41\uff47\uff45", [])),
+    ("blank", (" \t", ["notion__bookmark_link", "notion__create_page",
+                        "notion__search_pages"])),
+]))
+def test_search_filters_by_every_term(impl: Harness, row: tuple[str, list[str]]) -> None:
+    """Bug: the query is ignored (every tool listed), terms are ORed, split on ASCII
+    spaces only, or folded with Unicode case mapping (KELVIN SIGN matches `k`)."""
+    query, expected = row
+    setup(impl, notion=server(impl, "notion", SEARCH_TOOLS))
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    found = call(impl, agent, "mcp_search", query=query)
+    assert found["ok"], found
+    assert [t["name"] for t in found["content"]["tools"]] == expected, query
+
+
+@pytest.mark.case("mcp.errors.tool-server-arguments")
+@pytest.mark.req("MCP-03", "CALL-03")
+def test_tool_errors_server_errors_and_bad_arguments_are_distinct(impl: Harness) -> None:
+    """Bug: a tool's `isError` result is passed off as success, a JSON-RPC error is
+    reported as a tool error (or breaks the connection), or non-object arguments are
+    forwarded to the server."""
+    tools = [
+        {"name": "fails", "inputSchema": OBJ,
+         "results": [{"content": [{"type": "text", "text": "no such page"}], "isError": True}]},
+        {"name": "broken", "inputSchema": OBJ,
+         "results": [{"error": {"code": -32603, "message": "kaput"}}]},
+        {"name": "fine", "inputSchema": OBJ, "results": [{"text": "ok"}]},
+    ]
+    setup(impl, notion=server(impl, "notion", tools, allow=["fails", "broken", "fine"]))
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    failed = mcp_call(impl, agent, "notion__fails")
+    assert (failed["ok"], failed["error_code"]) == (False, "MCP-TOOL-ERROR"), failed
+    assert "no such page" in failed["error_message"]
+    broken = mcp_call(impl, agent, "notion__broken")
+    assert broken["error_code"] == "MCP-SERVER-ERROR", broken
+    assert broken["error_detail"]["rpc_code"] == -32603
+    assert broken["terminal_for_attempt"] is False
+    assert mcp_call(impl, agent, "notion__fine")["ok"] is True  # connection kept
+    before = len(tool_calls(impl, "notion"))
+    bad = call(impl, agent, "mcp_call", name="notion__fine", arguments=["x"])
+    assert bad["error_code"] == "MCP-ARGUMENTS-INVALID", bad
+    assert call(impl, agent, "mcp_search", query=5)["error_code"] == "MCP-ARGUMENTS-INVALID"
+    assert len(tool_calls(impl, "notion")) == before
 
 
 # -- MCP-03 allow-list and cards -----------------------------------------------------
@@ -456,6 +705,98 @@ def test_tiers_distinguish_workspace_writable_roots_and_outside(
             if not direct:
                 assert result["error_code"] == "APPROVAL-PENDING"
     assert not (outside / "c.txt").exists() and not (outside / "d.txt").exists()
+
+
+WIRING_POLICIES = [("confirm-before-change", "attended"), ("auto-within-workspace", "attended"),
+                   ("auto-edit", "attended"), ("auto-edit", "unattended")]
+GATED_TARGETS = {"read": TARGETS, "write": TARGETS, "edit": TARGETS,
+                 "bash": ["inside-workspace"]}
+"""bash has no working-directory argument: it is always decided at the workspace."""
+
+
+def _wiring_call(impl: Harness, agent: str, action: str, directory: Path,
+                 label: str) -> tuple[dict[str, Any], Any]:
+    """One gated call landing in ``directory``; returns the result and a probe that
+    says whether the call really took effect."""
+    where = str(directory / f"{label}.txt")
+    if action == "read":
+        Path(where).write_text(f"secret {label}\n", encoding="utf-8")
+        result = call(impl, agent, "read", path=where)
+        return result, lambda r=result: r.get("ok") is True and f"secret {label}" in str(
+            r["content"])
+    if action == "write":
+        result = call(impl, agent, "write", path=where, content=label)
+        return result, lambda: Path(where).exists()
+    if action == "edit":
+        Path(where).write_text("old", encoding="utf-8")
+        result = call(impl, agent, "edit", path=where, old="old", new="new")
+        return result, lambda: Path(where).read_text(encoding="utf-8") == "new"
+    result = call(impl, agent, "bash", command=f"echo {label}")
+    return result, lambda r=result: r.get("error_code") not in (
+        "APPROVAL-PENDING", "APPROVAL-DENIED", "AGENT-STOPPED")
+
+
+@pytest.mark.case("appr.wiring.builtin-calls-follow-the-table")
+@pytest.mark.req("APPR-01")
+def test_read_write_edit_bash_through_tool_call_follow_the_decision(
+        impl: Harness, tmp_path: Path) -> None:
+    """Bug: approval.decide answers the published table but the tools are wired to other
+    rows (bash decided as a read, a read outside the workspace allowed, edit ungated)."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    wrong: list[tuple[str, ...]] = []
+    for tier, attendance in WIRING_POLICIES:
+        setup(impl, tier=tier, attendance=attendance, roots=[str(root)])
+        agent = spawn(impl, agent_def(name="wired"))
+        places = {"inside-workspace": impl.workspace, "inside-writable-root": root,
+                  "outside": outside}
+        for action, targets in GATED_TARGETS.items():
+            for target in targets:
+                label = f"{tier}-{attendance}-{action}-{target}"
+                decided = impl.driver.request("approval.decide", {
+                    "tier": tier, "action": action, "target": target,
+                    "attendance": attendance})["verdict"]
+                want = expected_verdict(tier, action, target, attendance)
+                before = len(cards(impl))
+                result, took_effect = _wiring_call(impl, agent, action, places[target], label)
+                raised = cards(impl)[before:]
+                if result.get("error_code") == "APPROVAL-PENDING":
+                    got = "ask"
+                elif result.get("error_code") == "APPROVAL-DENIED":
+                    got = "deny"
+                else:
+                    got = "allow"
+                effect = took_effect()
+                consistent = (
+                    (got == "allow" and effect and not raised)
+                    or (got == "ask" and not effect and len(raised) == 1
+                        and raised[0]["action"] == action and raised[0]["tool"] == action)
+                    or (got == "deny" and not effect and not raised))
+                if not (got == decided == want and consistent):
+                    wrong.append((label, f"decide={decided}", f"table={want}",
+                                  f"call={got}", f"effect={effect}", f"cards={len(raised)}"))
+    assert wrong == []
+
+
+@pytest.mark.case("appr.card.summary-jcs")
+@pytest.mark.req("APPR-02")
+def test_card_summary_is_rfc8785_canonical_json(impl: Harness) -> None:
+    """Bug: the summary is the runtime's own JSON (Python's sorted json.dumps orders keys
+    by code point and spells 1e16 as 1e+16; insertion order; spaces), so two conforming
+    runtimes show the user different bytes."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    arguments = {"title": "Q3", "\ue000": 0.5, "\U0001f600": [True, None], "n": 1e16,
+                 "a": "\u00e9\n\"", "small": 1e-7, "b": {"z": 1, "y": -0.0}}
+    pending = call(impl, agent, "mcp_call", name="notion__create_page", arguments=arguments)
+    summary = pending["error_detail"]["card"]["summary"]
+    assert summary == ('{"a":"\u00e9\\n\\"","b":{"y":0,"z":1},"n":10000000000000000,'
+                       '"small":1e-7,"title":"Q3","\U0001f600":[true,null],"\ue000":0.5}')
+    long = call(impl, agent, "write", path="long.txt", content="\u00e9" * 300)
+    cut = long["error_detail"]["card"]["summary"]
+    assert cut == ('{"content":"' + "\u00e9" * 188)[:200] + "..."
+    assert len(cut) == 203
 
 
 @pytest.mark.case("appr.unattended.denied-at-once")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 from pathlib import Path
 from typing import Any
 
@@ -180,6 +179,69 @@ def test_declared_names_match_case_insensitively(sk: Skills) -> None:
     assert sk.call(agent, "use_skill", {"name": "pdf-TOOLS"})["ok"] is True
 
 
+@pytest.mark.parametrize("real,declared,called", case("skill.names.unicode-lookalike", [
+    ("kelvin-sign", ("kit", "\u212ait", "\u212aIT")),
+    ("dotless-i", ("kit", "k\u0131t", "K\u0130T")),
+    ("long-s", ("skill", "\u017fkill", "\u017fKILL"))]))
+@pytest.mark.req("SKILL-01")
+def test_unicode_lookalike_names_do_not_resolve(sk: Skills, real: str, declared: str,
+                                                called: str) -> None:
+    """Catches Unicode case folding of names (Python `casefold`/`lower`, JS
+    `toLowerCase`): KELVIN SIGN folds to `k`, LONG S to `s`, so a look-alike would load
+    the real skill. Names fold ASCII letters only (SKILL-01, TOOL-02)."""
+    single(sk.layer("system"), "real", real, "The real skill")
+    single(sk.layer("system"), "other", "other", "Another skill")
+    sk.setup()
+    source = sk.definition([f'"{declared}"', "other"])
+    result = sk.impl.parse(source)
+    [diag] = [d for d in result["diagnostics"] if d["code"] == "SKILL-NOT-FOUND"]
+    assert diag["path"] == ["skills", 0]
+    agent = str(sk.impl.driver.request("agent.spawn", {"source": source})["agent"])
+    assert [r["name"] for r in sk.resolved(agent)] == ["other"]
+    for name in (declared, called):
+        out = sk.call(agent, "use_skill", {"name": name})
+        assert (out["ok"], out["error_code"]) == (False, "SKILL-NOT-GRANTED")
+    assert sk.call(agent, "use_skill", {"name": "OTHER"})["ok"] is True
+
+
+@pytest.mark.case("skill.names.duplicate-declaration")
+@pytest.mark.req("SKILL-01")
+def test_a_name_declared_twice_is_kept_once_and_reported(sk: Skills) -> None:
+    """Catches a repeat (up to ASCII case) that yields two catalog entries, or vanishes
+    without a word."""
+    single(sk.layer("system"), "pdf", "pdf", "PDF forms")
+    sk.setup()
+    source = sk.definition(["pdf", "PDF"])
+    result = sk.impl.parse(source)
+    dups = [d for d in result["diagnostics"] if d["code"] == "SKILL-DUPLICATE-DECLARATION"]
+    assert [(d["path"], d["severity"]) for d in dups] == [(["skills", 1], "warning")]
+    assert sk.section(["pdf", "PDF"]) == "\n".join(
+        [INTRO, entry("pdf", "PDF forms", "system:pdf/SKILL.md")])
+    agent = str(sk.impl.driver.request("agent.spawn", {"source": source})["agent"])
+    assert [r["name"] for r in sk.resolved(agent)] == ["pdf"]
+
+
+@pytest.mark.case("skill.layers.duplicate-in-layer-byte-order")
+@pytest.mark.req("SKILL-01")
+def test_two_folders_of_one_layer_with_one_name_first_folder_in_byte_order_wins(
+        sk: Skills) -> None:
+    """Catches listing-order (or case-insensitive, or locale) folder order and a silent
+    merge: `Zeta` < `alpha` < `beta` in byte order, so `Zeta` wins."""
+    layer = sk.layer("system")
+    for folder in ("beta", "alpha", "Zeta"):
+        single(layer, folder, "Tool" if folder == "alpha" else "tool", f"from {folder}")
+    sk.setup()
+    result = sk.impl.parse(sk.definition(["tool"]))
+    dups = [d for d in result["diagnostics"] if d["code"] == "SKILL-DUPLICATE-IN-LAYER"]
+    assert [d["severity"] for d in dups] == ["warning", "warning"]
+    assert [d["path"] for d in dups] == [["system", "alpha"], ["system", "beta"]]
+    assert all("Zeta" in d["message"] for d in dups)
+    agent = sk.spawn(["tool"])
+    [row] = sk.resolved(agent)
+    assert (row["description"], row["location"], row["shadowed"]) == (
+        "from Zeta", "system:Zeta/SKILL.md", [])
+
+
 # --------------------------------------------------------------------------- SKILL-02
 
 
@@ -244,6 +306,24 @@ def test_all_missing_means_no_section(sk: Skills) -> None:
     sk.setup()
     assert sk.section(["ghost"]) is None
     assert codes(sk.impl.parse(sk.definition(["ghost"]))).count("SKILL-NOT-FOUND") == 1
+
+
+@pytest.mark.case("skill.declared.none-resolved-tools-mounted")
+@pytest.mark.req("SKILL-02", "SKILL-03")
+def test_tools_are_mounted_even_when_no_declared_skill_resolves(sk: Skills) -> None:
+    """Catches mounting that follows what is installed instead of what is declared: the
+    tool list must not change when a skill is uninstalled, and use_skill must say which
+    skills the subagent has (none)."""
+    single(sk.layer("system"), "pdf", "pdf", "PDF forms")
+    sk.setup()
+    mounted = [t["name"] for t in sk.impl.mounted(sk.definition(["ghost"]))["tools"]]
+    assert "use_skill" in mounted and "skill_search" in mounted
+    agent = sk.spawn(["ghost"])
+    out = sk.call(agent, "use_skill", {"name": "ghost"})
+    assert (out["ok"], out["error_code"]) == (False, "SKILL-NOT-GRANTED")
+    assert out["error_detail"]["granted"] == []
+    found = sk.call(agent, "skill_search", {"query": "pdf"})
+    assert found["ok"] is True and found["content"]["results"] == []
 
 
 # --------------------------------------------------------------------------- SKILL-04
@@ -347,23 +427,45 @@ def test_references_resolve_inside_the_folder(sk: Skills, reference: str) -> Non
     assert out["ok"] is True and out["content"]["text"] == "API reference\n"
 
 
-@pytest.mark.parametrize("reference", case("skill.reference.escape", [
-    ("dotdot", ("../../secret.txt",)),
-    ("nested-dotdot", ("references/../../../secret.txt",)),
-    ("absolute", ("/etc/passwd",)),
-    ("backslash", ("..\\..\\secret.txt",)),
-    ("nul", ("references/api.md\x00../../secret.txt",)),
-    ("drive", ("C:/secret.txt",)),
-    ("symlink-file-out", ("references/out.md",)),
-    ("symlink-dir-out", ("references/up/secret.txt",)),
+@pytest.mark.parametrize("reference,reason", case("skill.reference.escape", [
+    ("dotdot", ("../../secret.txt", "parent-segment")),
+    ("nested-dotdot", ("references/../../../secret.txt", "parent-segment")),
+    ("absolute", ("/etc/passwd", "absolute")),
+    # The rules are tried in order; the first failing one is the reason:
+    ("backslash", ("..\\..\\secret.txt", "backslash")),
+    ("nul", ("references/api.md\x00../../secret.txt", "control-character")),
+    ("drive", ("C:/secret.txt", "drive-or-scheme")),
+    ("absolute-before-drive", ("/C:/x", "absolute")),
+    ("backslash-before-absolute", ("/a\\b", "backslash")),
+    ("blank", ("  ", "empty")),
+    ("symlink-file-out", ("references/out.md", "resolves-outside-skill-folder")),
+    ("symlink-dir-out", ("references/up/secret.txt", "resolves-outside-skill-folder")),
 ]))
 @pytest.mark.req("SKILL-05")
-def test_references_that_escape_are_refused(sk: Skills, reference: str) -> None:
-    """Catches `..`, absolute paths and symlinks that read outside the skill folder."""
+def test_references_that_escape_are_refused(sk: Skills, reference: str, reason: str) -> None:
+    """Catches `..`, absolute paths and symlinks that read outside the skill folder, and a
+    reason that does not follow the normative rule order."""
     agent = _reference_world(sk)
     out = sk.call(agent, "use_skill", {"name": "guide", "reference": reference})
     assert (out["ok"], out["error_code"]) == (False, "SKILL-REFERENCE-ESCAPE")
+    assert out["error_detail"]["reason"] == reason
     assert "TOP-SECRET" not in str(out)
+
+
+@pytest.mark.parametrize("reference", case("skill.reference.not-found", [
+    ("missing", ("references/nope.md",)), ("directory", ("references",)),
+    ("broken-link-inside", ("references/dangling.md",))]))
+@pytest.mark.req("SKILL-05")
+def test_missing_or_non_regular_reference_is_not_found(sk: Skills, reference: str) -> None:
+    """Catches a missing reference reported as an escape (or as success with empty text),
+    and a directory read as a file."""
+    d = package(sk.layer("system"), "guide", "name: guide\ndescription: A guide\n", "G\n")
+    (d / "references").mkdir()
+    (d / "references" / "dangling.md").symlink_to("gone.md")
+    sk.setup()
+    agent = sk.spawn(["guide"])
+    out = sk.call(agent, "use_skill", {"name": "guide", "reference": reference})
+    assert (out["ok"], out["error_code"]) == (False, "SKILL-REFERENCE-NOT-FOUND")
 
 
 # --------------------------------------------------------------------------- SKILL-06
@@ -418,17 +520,36 @@ SEARCH_SKILLS = [
     ("zeta", "forms forms forms"),
     ("alpha", "forms forms forms"),
     ("Beta", "Forms for tax filing, forms for PDF"),
+    ("cv", "R\u00e9sum\u00e9 writer\u2014fast, \u6771\u4eac guide"),
+    ("nbsp", "tax\u00a0filing"),
 ]
 
+# The Unicode White_Space set, spelled out as SPEC section 6 (SKILL-06) does.
+WHITE_SPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
+                        "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f"
+                        "\u3000")
 
-def bm25(docs: list[tuple[str, str]], query: str) -> list[tuple[str, float]]:
-    """The SPEC formula, written out independently of any implementation."""
-    def tok(text: str) -> list[str]:
-        return re.findall(r"[^\W_]+", text.casefold())
 
-    bags = [tok(f"{n} {d}") for n, d in docs]
+def spec_tokens(text: str) -> list[str]:
+    """SKILL-06 tokens, written from the SPEC text: maximal runs of ASCII letters/digits
+    and non-ASCII code points outside White_Space, then A-Z -> a-z only."""
+    tokens, run = [], ""
+    for ch in text + " ":
+        if (ch.isascii() and (ch in "0123456789" or "A" <= ch <= "Z" or "a" <= ch <= "z")) \
+                or (not ch.isascii() and ch not in WHITE_SPACE):
+            run += ch
+        elif run:
+            tokens.append("".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in run))
+            run = ""
+    return tokens
+
+
+def bm25(docs: list[tuple[str, str]], query: str) -> list[tuple[str, int]]:
+    """The SPEC formula, written out independently of any implementation; integer scores
+    (millionths)."""
+    bags = [spec_tokens(f"{n} {d}") for n, d in docs]
     avgdl = sum(len(b) for b in bags) / len(bags)
-    terms = list(dict.fromkeys(tok(query)))
+    terms = list(dict.fromkeys(spec_tokens(query)))
     out = []
     for (name, _), bag in zip(docs, bags, strict=True):
         score = 0.0
@@ -438,24 +559,35 @@ def bm25(docs: list[tuple[str, str]], query: str) -> list[tuple[str, float]]:
                 df = sum(1 for b in bags if t in b)
                 idf = math.log(1 + (len(bags) - df + 0.5) / (df + 0.5))
                 score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(bag) / avgdl))
-        if score > 0:
-            out.append((name, round(score, 6)))
-    return sorted(out, key=lambda r: (-r[1], r[0].casefold(), r[0]))
+        if round(score * 1_000_000) > 0:
+            out.append((name, round(score * 1_000_000)))
+    fold = {c: c.lower() for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}
+    return sorted(out, key=lambda r: (-r[1], "".join(fold.get(c, c) for c in r[0]), r[0]))
 
 
 @pytest.mark.parametrize("query", case("skill.search.bm25", [
     ("pdf", ("pdf",)), ("forms", ("forms",)), ("two-terms", ("pdf forms",)),
-    ("punctuation", ("CSV-files!",)), ("repeated", ("forms forms pdf",))]))
+    ("punctuation", ("CSV-files!",)), ("repeated", ("forms forms pdf",)),
+    ("non-ascii-token", ("r\u00e9sum\u00e9",)),
+    ("no-unicode-case-fold", ("R\u00c9SUM\u00c9",)),
+    ("non-ascii-punctuation-joins", ("writer\u2014fast",)),
+    ("nbsp-splits", ("filing",)),
+    ("ideographic-space-query", ("\u6771\u4eac\u3000CV",))]))
 @pytest.mark.req("SKILL-06")
 def test_search_ranking_follows_the_spec(sk: Skills, query: str) -> None:
-    """Catches other scoring, unstable tie-breaks (alpha/zeta tie) and body indexing."""
+    """Catches other scoring, unstable tie-breaks (alpha/zeta tie), body indexing, and
+    tokenisers that are not the SPEC's (regex `\\w`, Unicode case folding, Python's
+    str.split). Scores are integers (millionths); +-1 is allowed for `ln` rounding."""
     for i, (name, description) in enumerate(SEARCH_SKILLS):
         single(sk.layer("system"), f"s{i}", name, description)
     sk.setup()
     agent = sk.spawn([n for n, _ in reversed(SEARCH_SKILLS)])
     out = sk.call(agent, "skill_search", {"query": query, "limit": 50})["content"]
     expected = bm25(SEARCH_SKILLS, query)
-    assert [(r["name"], r["score"]) for r in out["results"]] == expected
+    got = [(r["name"], r["score"]) for r in out["results"]]
+    assert [n for n, _ in got] == [n for n, _ in expected]
+    assert all(isinstance(score, int) and not isinstance(score, bool) for _, score in got)
+    assert all(abs(g - e) <= 1 for (_, g), (_, e) in zip(got, expected, strict=True))
     assert out["total_matches"] == len(expected)
 
 

@@ -53,6 +53,7 @@ from simulator.mcp.client import (
     open_transport,
 )
 from simulator.mcp.fake_server import load_fake_server_config
+from simulator.names import ascii_fold, split_terms
 
 SEPARATOR = "__"
 SERVER_NAME_MAX = 64
@@ -78,14 +79,6 @@ def valid_server_name(name: str) -> bool:
 
 def valid_tool_name(name: str) -> bool:
     return len(name) <= TOOL_NAME_MAX and TOOL_NAME_RE.fullmatch(name) is not None
-
-
-def ascii_fold(name: str) -> str:
-    """Case folding for declarations only: ASCII letters, nothing else."""
-    return name.translate(_ASCII_LOWER)
-
-
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 # -- diagnostics ---------------------------------------------------------------------
@@ -522,9 +515,11 @@ GATEWAY_TOOLS = (
 
 
 def mounted_tools(resolution: McpResolution) -> tuple[GatewayTool, ...]:
-    """The three gateway tools when at least one declared server exists (even if it is
-    disabled or unconfigured: MCP-04), else none."""
-    return GATEWAY_TOOLS if resolution.granted else ()
+    """The three gateway tools whenever ``mcp.servers`` is declared, even when no
+    declared server exists (the project-wide "declared" rule): the tool table then
+    depends on the definition alone, not on the settings of the day, and a call answers
+    with the refusal that lists the granted servers (none) instead of `tool_not_mounted`."""
+    return GATEWAY_TOOLS if resolution.declared else ()
 
 
 # -- connections ---------------------------------------------------------------------
@@ -716,7 +711,7 @@ class ScopedGateway:
         query = args.get("query", "")
         if not isinstance(query, str):
             return failure(ErrorCode.ARGUMENTS_INVALID, '"query" must be a string.')
-        words = query.lower().split()
+        words = [ascii_fold(t) for t in split_terms(query)]
         hits: list[dict[str, Any]] = []
         unavailable: list[dict[str, str]] = []
         ignored: list[dict[str, str]] = []
@@ -736,7 +731,7 @@ class ScopedGateway:
             ignored.extend({"server": entry.name, "name": n, "reason": r} for n, r in rejected)
             for tool in tools:
                 qualified = f"{entry.name}{SEPARATOR}{tool.name}"
-                haystack = f"{qualified} {tool.description}".lower()
+                haystack = ascii_fold(f"{qualified} {tool.description}")
                 if all(w in haystack for w in words):
                     hits.append({"name": qualified, "description": tool.description,
                                  "runs_directly": tool.name in entry.allow})
