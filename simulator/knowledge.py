@@ -35,7 +35,7 @@ from simulator.diagnostics import (
     WorldSetupError,
     diagnose,
 )
-from simulator.names import ascii_fold
+from simulator.names import WHITE_SPACE, ascii_fold
 
 E, W, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 
@@ -116,7 +116,8 @@ GLOB_RULES: tuple[GlobRule, ...] = (
     GlobRule(RejectReason.UNICODE_LOOKALIKE, True,
              "its NFKC normalisation differs and would break one of these rules "
              "(e.g. fullwidth `．．／`)"),
-    GlobRule(RejectReason.WHITESPACE_EDGE, False, "starts or ends with whitespace"),
+    GlobRule(RejectReason.WHITESPACE_EDGE, False,
+             "starts or ends with a Unicode White_Space character (the set of SKILL-06)"),
     GlobRule(RejectReason.ABSOLUTE, True, "starts with `/`"),
     GlobRule(RejectReason.HOME, True, "a segment starts with `~` (home expansion)"),
     GlobRule(RejectReason.DRIVE_OR_SCHEME, True,
@@ -177,7 +178,8 @@ def _check_rules(glob: str) -> RejectReason | None:
         (RejectReason.TOO_LONG, len(glob) > GLOB_MAX_LENGTH),
         (RejectReason.CONTROL_CHARACTER, any(_bad_char(ch) for ch in glob)),
         (RejectReason.BACKSLASH, "\\" in glob),
-        (RejectReason.WHITESPACE_EDGE, glob != glob.strip()),
+        (RejectReason.WHITESPACE_EDGE,
+         bool(glob) and (glob[0] in WHITE_SPACE or glob[-1] in WHITE_SPACE)),
         (RejectReason.ABSOLUTE, glob.startswith("/")),
         (RejectReason.HOME, any(seg.startswith("~") for seg in glob.split("/"))),
         (RejectReason.DRIVE_OR_SCHEME, ":" in glob),
@@ -303,7 +305,7 @@ def resolve_knowledge(declared: Sequence[KnowledgeDeclaration] | None, workspace
                 f"knowledge source `{source.name}`: glob {source.glob!r} reaches symlinks "
                 f"that leave the workspace: {shown}. Those paths are never read; remove "
                 "the links or narrow the glob.", glob_loc))
-        if not walk.files:
+        elif not walk.files:  # an escape already says why nothing usable matched
             all_diags.append(diagnose(
                 KB_SOURCE_MATCHES_NOTHING, mode,
                 f"knowledge source `{source.name}`: glob {source.glob!r} matches no file in "

@@ -46,7 +46,8 @@ UNKNOWN_ARGUMENT = "MEM-UNKNOWN-ARGUMENT"
 INVALID_ARGUMENTS = "MEM-BAD-ARGUMENTS"
 INVALID_FILE_NAME = "MEM-BAD-FILE-NAME"
 ENTRY_TOO_LARGE = "MEM-ENTRY-TOO-LARGE"
-# Tool error codes (ToolResult.error_code), with the requirement each serves and when.
+# Tool error codes (ToolResult.error_code), with the requirement whose SPEC prose defines
+# the case (the tool contract is MEM-03's) and when.
 TOOL_ERROR_CODES: tuple[tuple[str, str, str], ...] = (
     (UNKNOWN_ARGUMENT, "MEM-03", "an argument the schema does not define (`scope`, `dir`, "
      "`path` ...); refused before any file-system access"),
@@ -59,8 +60,8 @@ TOOL_ERROR_CODES: tuple[tuple[str, str, str], ...] = (
      "is a symlink or not a directory; `terminal_for_attempt` is true"),
     (memory_fs.NOT_REGULAR, "MEM-10", "the file is a symlink, a directory, a device or FIFO, "
      "or has more than one hard link; `error_detail.kind` says which"),
-    (memory_fs.NOT_FOUND, "MEM-02", "memory_read of a file that does not exist"),
-    (memory_fs.IO_ERROR, "MEM-02", "any other operating-system error (permissions, a full "
+    (memory_fs.NOT_FOUND, "MEM-03", "memory_read of a file that does not exist"),
+    (memory_fs.IO_ERROR, "MEM-03", "any other operating-system error (permissions, a full "
      "disk)"),
 )
 

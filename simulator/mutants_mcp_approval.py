@@ -276,7 +276,7 @@ def _duplicates_kept() -> None:
         again = tuple(world.lookup(r.name) for r in declared or ())
         kept = tuple(sorted((e for e in again if e is not None), key=lambda e: e.name))
         diags = tuple(d for d in resolution.diagnostics
-                      if d.kind.code != "MCP-SERVER-DUPLICATE")
+                      if d.code != "MCP-SERVER-DUPLICATE")
         return replace(resolution, granted=kept, diagnostics=diags)
 
     dim.resolve_mcp = buggy
@@ -348,6 +348,63 @@ def _summary_python_json() -> None:
         value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def _declarations_unicode_folded() -> None:
+    """Declarations matched after NFKC + Unicode case folding, grammar unchecked."""
+    import unicodedata
+
+    gateway = _module("simulator.mcp.gateway")
+
+    def fold(text: str) -> str:
+        return unicodedata.normalize("NFKC", text).casefold()
+
+    gateway.McpWorld.lookup = lambda self, declared: next(
+        (s for s in self.servers if fold(s.name) == fold(declared)), None)
+    real = gateway.valid_server_name
+    gateway.valid_server_name = lambda name: real(fold(name))
+
+
+def _lenient_split() -> None:
+    """A name without a usable `__` is split anyway (empty server or tool part)."""
+    gateway = _module("simulator.mcp.gateway")
+
+    def split(name: str) -> tuple[str, str]:
+        server, _, tool = name.partition("__")
+        return server, tool
+
+    gateway.split_qualified = split
+
+
+def _model_names_normalised() -> None:
+    """Model-facing server names are NFKC-normalised and trimmed before matching."""
+    import unicodedata
+
+    gateway = _module("simulator.mcp.gateway")
+
+    def server(self: Any, name: str) -> Any:
+        wanted = unicodedata.normalize("NFKC", name).strip().replace("\u200b", "")
+        return next((s for s in self.granted if s.name == wanted), None)
+
+    gateway.McpResolution.server = server
+
+
+def _describe_schema_of_first_tool() -> None:
+    """mcp_describe answers with the first listed tool's schema and no allow-list info."""
+    gateway = _module("simulator.mcp.gateway")
+    real = gateway.ScopedGateway.describe
+
+    def describe(self: Any, args: Any) -> Any:
+        result = real(self, args)
+        if result.ok:
+            entry = self.resolution.server(str(args["name"]).split("__")[0])
+            first = gateway.usable_tools(self.pool.tools(entry))[0][0]
+            result = replace(result, content={**result.content,
+                                              "input_schema": first.input_schema,
+                                              "runs_directly": False})
+        return result
+
+    gateway.ScopedGateway.describe = describe
+
+
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("mcp-shared-gateway", "the subagent gets the shared gateway: every configured "
            "server is reachable", ("MCP-01", "MCP-02"), _shared_gateway),
@@ -396,6 +453,14 @@ MUTANTS: tuple[Mutant, ...] = (
            ("MCP-01",), _catalog_declaration_order),
     Mutant("mcp-tool-error-success", "a tool's isError result is reported as success",
            ("MCP-03",), _tool_error_is_success),
+    Mutant("mcp-declarations-unicode-fold", "declarations folded with NFKC + casefold",
+           ("MCP-01",), _declarations_unicode_folded),
+    Mutant("mcp-lenient-split", "a name that is not server__tool is routed anyway",
+           ("MCP-01", "MCP-02"), _lenient_split),
+    Mutant("mcp-model-names-normalised", "server names from the model are NFKC-normalised "
+           "and trimmed", ("MCP-02",), _model_names_normalised),
+    Mutant("mcp-describe-wrong-tool", "mcp_describe answers another tool's schema",
+           ("MCP-01", "MCP-03"), _describe_schema_of_first_tool),
     Mutant("appr-read-outside-allowed", "read outside the workspace runs without a card",
            ("APPR-01",), _read_outside_allowed),
     Mutant("appr-bash-as-read", "bash is decided on the read row", ("APPR-01",),

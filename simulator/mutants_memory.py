@@ -299,6 +299,9 @@ def _loose_argument_types() -> None:
     def parse(tool: str, params: Any, args: object) -> Any:
         if not isinstance(args, Mapping):
             return envelope.failure(memory_tools.INVALID_ARGUMENTS, "not an object", {})
+        names = {p.name for p in params}
+        if any(key not in names for key in args):
+            return envelope.failure(memory_tools.UNKNOWN_ARGUMENT, "unknown argument", {})
         values: dict[str, Any] = {}
         for param in params:
             if param.name in args:

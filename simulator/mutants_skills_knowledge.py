@@ -7,8 +7,12 @@ NAME``); ``caught_by`` lists the requirements whose suite cases must fail agains
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import replace
 from typing import Any
+
+from wcmatch import glob as wc_glob
 
 from simulator import (
     kbsearch,
@@ -21,7 +25,7 @@ from simulator import (
 )
 from simulator.declarations import NameRef
 from simulator.dimension import DimensionOutcome
-from simulator.envelope import ToolResult, success
+from simulator.envelope import ToolResult, failure, success
 from simulator.mounted import MountedTool
 from simulator.mutants import Mutant
 
@@ -294,6 +298,156 @@ def _skill_provenance_all_system() -> None:
         skills.DEFAULT_PROVENANCE[layer] = skills.Provenance.SYSTEM
 
 
+# --------------------------------------------------------------------------- round 2
+
+
+def _casefold(name: str) -> str:
+    return name.casefold()
+
+
+def _skill_unicode_casefold() -> None:
+    """Skill names compared with Unicode case folding: `\u212ait` (KELVIN SIGN) loads `kit`."""
+    skills.ascii_fold = _casefold
+
+
+def _skill_tools_need_a_resolved_skill() -> None:
+    """use_skill/skill_search are mounted only when some declared skill is installed."""
+    real = skills_dimension.SkillsDimension.compile
+
+    def compile_(self: Any, definition: Any, world: Any, ctx: Any) -> DimensionOutcome:
+        outcome = real(self, definition, world, ctx)
+        state = outcome.state
+        if state is not None and not state.skills:
+            return replace(outcome, tools=())
+        return outcome
+
+    skills_dimension.SkillsDimension.compile = compile_
+
+
+def _skill_reference_rules_reordered() -> None:
+    """The reference rules run in another order: `/C:/x` is reported `drive-or-scheme`."""
+    skills.REFERENCE_RULES = tuple(reversed(skills.REFERENCE_RULES))
+
+
+def _skill_missing_reference_is_escape() -> None:
+    """A reference that does not exist is reported as an escape attempt."""
+    real = skills_dimension.call_use_skill
+
+    def call(resolution: Any, args: Any) -> ToolResult:
+        result = real(resolution, args)
+        if result.error is not None and result.error.code == "SKILL-REFERENCE-NOT-FOUND":
+            return failure("SKILL-REFERENCE-ESCAPE", result.error.message,
+                           {**result.error.detail, "reason": "parent-segment"})
+        return result
+
+    skills_dimension.call_use_skill = call
+
+
+class _CaseInsensitiveOs:
+    """`os` whose fsencode lower-cases first: folders sorted case-insensitively."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(os, name)
+
+    @staticmethod
+    def fsencode(name: str) -> bytes:
+        return os.fsencode(name.lower())
+
+
+def _skill_folders_case_insensitive_order() -> None:
+    """Folders of a layer examined in case-insensitive order, so `alpha` beats `Zeta`."""
+    skills.os = _CaseInsensitiveOs()
+
+
+def _skill_duplicate_declaration_silent() -> None:
+    """A skill declared twice is merged without a word."""
+    real = skills_dimension.resolve_skills
+
+    def resolve(*args: Any, **kwargs: Any) -> Any:
+        res = real(*args, **kwargs)
+        if res is None:
+            return res
+        return replace(res, diagnostics=tuple(d for d in res.diagnostics
+                                              if d.code != "SKILL-DUPLICATE-DECLARATION"))
+
+    skills_dimension.resolve_skills = resolve
+
+
+def _skill_search_python_tokens() -> None:
+    """The tokenizer is Python's `[^\\W_]+` over `casefold()`: `É` folds to `é`, `—` splits."""
+    skill_search.tokenize = lambda text: re.findall(r"[^\W_]+", text.casefold())
+
+
+def _skill_search_float_score() -> None:
+    """Scores are reported as floats (BM25 rounded to 6 decimals), not integers."""
+    real = skills.rank
+
+    def rank(docs: Any, query: str) -> Any:
+        return tuple(replace(r, score=r.score / 1_000_000)  # type: ignore[arg-type]
+                     for r in real(docs, query))
+
+    skills.rank = rank
+
+
+def _kb_unmounted_when_all_dropped() -> None:
+    """kb_search disappears when every declared source was dropped."""
+    real = knowledge_dimension.kb_search_tools
+    knowledge_dimension.kb_search_tools = (
+        lambda res: () if res is not None and not res.sources else real(res))
+
+
+def _kb_source_names_casefold() -> None:
+    """Source names compared with Unicode case folding: `\u212ab` selects `kb`."""
+    knowledge.ascii_fold = _casefold
+    kbsearch.ascii_fold = _casefold
+
+
+def _kb_source_names_exact() -> None:
+    """Source names compared exactly: `docs` and `DOCS` are two sources."""
+    knowledge.ascii_fold = lambda name: name
+    kbsearch.ascii_fold = lambda name: name
+
+
+def _kb_duplicate_blocks_save() -> None:
+    """A duplicate source name is a save error (unlike duplicate tools, skills, servers)."""
+    knowledge.KB_SOURCE_DUPLICATE = replace(knowledge.KB_SOURCE_DUPLICATE,
+                                            save_severity=knowledge.Severity.ERROR)
+
+
+def _kb_python_split() -> None:
+    """Query terms split with Python's str.split (U+001C..U+001F count as spaces)."""
+    kbsearch.split_terms = lambda query: query.split()
+
+
+def _kb_glob_dotglob() -> None:
+    """Wildcards and `**` match hidden files and folders (wcmatch DOTGLOB)."""
+    knowledge.GLOB_FLAGS = knowledge.GLOB_FLAGS | wc_glob.DOTGLOB
+
+
+def _kb_glob_nocase() -> None:
+    """Globs match case-insensitively (wcmatch IGNORECASE)."""
+    knowledge.GLOB_FLAGS = (knowledge.GLOB_FLAGS & ~wc_glob.CASE) | wc_glob.IGNORECASE
+
+
+def _kb_matches_nothing_silent() -> None:
+    """A glob matching no file passes without a word."""
+    real = knowledge_dimension.resolve_knowledge
+
+    def resolve(*args: Any, **kwargs: Any) -> Any:
+        res = real(*args, **kwargs)
+        if res is None:
+            return res
+        return replace(res, diagnostics=tuple(d for d in res.diagnostics
+                                              if d.code != "KB-SOURCE-MATCHES-NOTHING"))
+
+    knowledge_dimension.resolve_knowledge = resolve
+
+
+def _kb_bad_names_kept() -> None:
+    """Any source name is accepted, spaces and colons included."""
+    knowledge.SOURCE_NAME_RE = re.compile(r".+", re.S)
+
+
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("kb-51-hits", "kb_search returns 51 hits", ("KB-05",), _kb_51_hits),
     Mutant("kb-no-budget", "kb_search reads past 8 MiB", ("KB-04",), _kb_no_budget),
@@ -337,4 +491,37 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("skill-amendment-checked-at-mount", "the amendment verdict is not re-checked "
            "when the body changes after mounting", ("SKILL-08",),
            _skill_amendment_checked_at_mount),
+    Mutant("skill-unicode-casefold", "skill names fold with Unicode case mapping",
+           ("SKILL-01",), _skill_unicode_casefold),
+    Mutant("skill-tools-need-a-resolved-skill", "skill tools mounted only when a declared "
+           "skill is installed", ("SKILL-02",), _skill_tools_need_a_resolved_skill),
+    Mutant("skill-reference-rules-reordered", "reference escape reasons in another order",
+           ("SKILL-05",), _skill_reference_rules_reordered),
+    Mutant("skill-missing-reference-is-escape", "a missing reference is reported as an "
+           "escape", ("SKILL-05",), _skill_missing_reference_is_escape),
+    Mutant("skill-folders-case-insensitive-order", "a layer's folders sorted "
+           "case-insensitively", ("SKILL-01",), _skill_folders_case_insensitive_order),
+    Mutant("skill-duplicate-declaration-silent", "a skill declared twice is merged silently",
+           ("SKILL-01",), _skill_duplicate_declaration_silent),
+    Mutant("skill-search-python-tokens", "skill_search tokenises with Python regex and "
+           "casefold", ("SKILL-06",), _skill_search_python_tokens),
+    Mutant("skill-search-float-score", "skill_search scores are floats", ("SKILL-06",),
+           _skill_search_float_score),
+    Mutant("kb-unmounted-when-all-dropped", "kb_search is unmounted when every source is "
+           "dropped", ("KB-02",), _kb_unmounted_when_all_dropped),
+    Mutant("kb-source-names-casefold", "source names fold with Unicode case mapping",
+           ("KB-01", "KB-02"), _kb_source_names_casefold),
+    Mutant("kb-source-names-exact", "source names compared case-sensitively",
+           ("KB-01", "KB-02"), _kb_source_names_exact),
+    Mutant("kb-duplicate-blocks-save", "a duplicate source name is a save error", ("KB-01",),
+           _kb_duplicate_blocks_save),
+    Mutant("kb-python-split", "query terms split with Python str.split", ("KB-03",),
+           _kb_python_split),
+    Mutant("kb-glob-dotglob", "globs match hidden files and folders", ("KB-01",),
+           _kb_glob_dotglob),
+    Mutant("kb-glob-nocase", "globs match case-insensitively", ("KB-01",), _kb_glob_nocase),
+    Mutant("kb-matches-nothing-silent", "an empty source is not reported", ("KB-01",),
+           _kb_matches_nothing_silent),
+    Mutant("kb-bad-names-kept", "invalid source names are accepted", ("KB-01",),
+           _kb_bad_names_kept),
 )

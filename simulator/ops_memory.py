@@ -3,8 +3,11 @@
 The protocol is one request at a time, so "several delegations append at once" cannot be
 expressed with ``tool.call``. This op takes a batch: calls of one agent (one delegation)
 run one after another in list order, calls of different agents run at the same time, one
-thread per agent, as parallel delegations do in a runtime. Results come back in request
-order. It is general (any mounted tool), but memory is the area that needs it.
+thread per agent, as parallel delegations do in a runtime. Running them concurrently is a
+SHOULD, not a MUST (SPEC, ``tool.call_many``): the harness sees only results, so a
+sequential implementation conforms; the reference runs them concurrently so that its own
+serialisation is what the MEM-07 case exercises. Results come back in request order. It
+is general (any mounted tool), but memory is the area that needs it.
 """
 
 from __future__ import annotations

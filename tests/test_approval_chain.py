@@ -116,3 +116,29 @@ def test_card_errors_keep_their_codes(drv: Driver) -> None:
 def test_approval_ops_need_a_world() -> None:
     assert Dispatcher().handle({"id": 1, "op": "cards.list", "args": {}})["error"]["code"] == (
         "no_world")
+
+
+def test_read_is_decided_before_the_file_is_looked_at(drv: Driver, tmp_path: Path) -> None:
+    """A read outside asks (attended) without revealing whether the file exists; inside
+    a writable root it runs; approving the card reads the file."""
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    root = tmp_path.parent / f"{tmp_path.name}-root"
+    outside.mkdir()
+    root.mkdir()
+    (outside / "secret.txt").write_text("s3cret\n")
+    (root / "r.txt").write_text("rooted\n")
+    (tmp_path / "in.txt").write_text("inside\n")
+    drv.ok("approval.setup", tier="confirm-before-change", writable_roots=[str(root)])
+    agent = drv.ok("agent.spawn", source=AGENT)["agent"]
+    assert drv.call(agent, "read", path="in.txt")["content"]["lines"] == ["inside", ""]
+    assert drv.call(agent, "read", path=str(root / "r.txt"))["content"]["lines"][0] == "rooted"
+    missing = drv.call(agent, "read", path=str(outside / "nothing.txt"))
+    present = drv.call(agent, "read", path="../" + outside.name + "/secret.txt")
+    assert missing["error_code"] == present["error_code"] == "APPROVAL-PENDING"
+    card = present["error_detail"]["card"]
+    assert (card["tool"], card["action"]) == ("read", "read")
+    result = drv.ok("card.decide", card=card["id"], decision="approve")["result"]
+    assert result["content"]["lines"][0] == "s3cret"
+    drv.ok("approval.setup", tier="auto-edit", attendance="unattended")
+    denied = drv.call(agent, "read", path=str(outside / "secret.txt"))
+    assert denied["error_code"] == "APPROVAL-DENIED"

@@ -6,6 +6,8 @@ import itertools
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simulator.cards import (
     APPROVAL_DENIED,
@@ -244,3 +246,33 @@ def test_summary_is_canonical_and_cut_by_code_points() -> None:
     assert long.endswith(SUMMARY_MARKER)
     exact = {"c": "x" * (SUMMARY_MAX_CHARS - len('{"c":""}'))}
     assert summarize_args(exact) == '{"c":"' + exact["c"] + '"}'
+
+
+def test_summary_is_rfc8785_jcs() -> None:
+    """RFC 8785 appendix-style values: UTF-16 key order, ECMAScript number spelling."""
+    from simulator.cards import canonical_json
+
+    assert canonical_json({"\ue000": 1, "\U0001f600": 2, "a": 3}) == (
+        '{"a":3,"\U0001f600":2,"\ue000":1}')
+    numbers = [333333333.33333329, 1e30, 4.50, 2e-3, 0.000000000000000000000000001, 1e21,
+               1e20, -0.0, 1e-7, 0.000001, 100, 10**16]
+    assert canonical_json(numbers) == (
+        "[333333333.3333333,1e+30,4.5,0.002,1e-27,1e+21,100000000000000000000,0,1e-7,"
+        "0.000001,100,10000000000000000]")
+    assert canonical_json({"s": "\u20ac$\x0f\nA'B\"\\\\\"/\x7f"}) == (
+        '{"s":"\u20ac$\\u000f\\nA\'B\\"\\\\\\\\\\"/\x7f"}')
+    assert canonical_json([True, False, None, {}]) == "[true,false,null,{}]"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_number_spelling_round_trips_and_matches_javascript_rules(x: float) -> None:
+    from simulator.cards import canonical_json
+
+    text = canonical_json(x)
+    assert float(text) == x
+    assert text == text.strip() and "+" not in text.split("e")[0]
+    if 1e-6 <= abs(x) < 1e21:
+        assert "e" not in text
+    elif x != 0:
+        assert "e" in text

@@ -146,3 +146,27 @@ def test_card_lifecycle(gateway: ScopedGateway, golden: Any) -> None:
 
 def test_truth_table(golden: Any) -> None:
     assert truth_table_markdown() + "\n" == golden
+
+
+def test_nothing_granted(gateway: ScopedGateway, golden: Any) -> None:
+    """Declared, but every server unknown: the tools are mounted and answer like this."""
+    world = gateway.pool.world
+    declared = (NameRef("jira", Location(("mcp", "servers", 0), 9, 14)),)
+    empty = ScopedGateway(ServerPool(world), resolve_mcp(declared, world, Mode.PARSE))
+    search = empty.search({"query": "page"}).to_json()
+    described = empty.describe({"name": "notion__search_pages"}).to_json()
+    assert pretty({"mcp_search": search, "mcp_describe": described}) == golden
+
+
+def test_card_summaries(golden: Any) -> None:
+    """RFC 8785 summaries of awkward arguments, as a TS or Rust runtime must print them."""
+    from simulator.cards import summarize_args
+
+    rows = [
+        {"title": "Q3", "n": 1e16, "small": 1e-7, "neg": -0.0, "big": 10**21},
+        {"\ue000": 1, "\U0001f600": 2, "B": 3, "a": 4},
+        {"text": "tab\there\nline \"quoted\" back\\slash \x01 \u2028 é"},
+        {"nested": {"z": [1, 2.5, {"y": None, "x": True}], "a": {}}},
+        {"content": "é" * 300},
+    ]
+    assert "".join(summarize_args(r) + "\n" for r in rows) == golden

@@ -151,7 +151,12 @@ def test_unknown_server_is_reported_where_declared_and_kept_out(world: World) ->
         assert diag.location == Location(("mcp", "servers", 1), 4, 7)
         assert "'jira'" in diag.message and "add the server in settings" in diag.message
     only_unknown = resolve_mcp(refs("jira"), world.world, Mode.PARSE)
-    assert catalog_section(only_unknown) is None and mounted_tools(only_unknown) == ()
+    # The "declared" rule: tools follow the declaration, the section follows the grants.
+    assert catalog_section(only_unknown) is None
+    assert [t.name for t in mounted_tools(only_unknown)] == ["mcp_search", "mcp_describe",
+                                                             "mcp_call"]
+    assert mounted_tools(resolve_mcp((), world.world, Mode.PARSE)) == ()
+    assert mounted_tools(resolve_mcp(None, world.world, Mode.PARSE)) == ()
 
 
 @pytest.mark.parametrize(("override", "phrase"), [
@@ -497,3 +502,17 @@ def test_published_limits_and_codes_match_the_code() -> None:
         client.MAX_LIST_PAGES, SEARCH_LIMIT, SERVER_NAME_MAX, TOOL_NAME_MAX, SUMMARY_MAX_CHARS]
     published = [code for code, _, _ in ERROR_CODE_TABLE]
     assert set(ErrorCode) <= set(published) and len(published) == len(set(published))
+
+
+def test_search_terms_are_ascii_folded_and_split_on_unicode_white_space(world: World) -> None:
+    """Same matches in every language: no Unicode case mapping, the White_Space set."""
+    gateway = world.gateway("notion")
+
+    def names(query: str) -> list[str]:
+        return [t["name"] for t in ok(gateway.search({"query": query}))["tools"]]
+
+    assert names("CREATE\u3000Page") == ["notion__create_page"]
+    assert names("create\u00a0page") == ["notion__create_page"]
+    assert names("\uff43reate") == []  # fullwidth c is not c
+    assert names("cre\u212a") == []  # KELVIN SIGN folds to k only in Unicode
+    assert names("create\x1fpage") == []  # U+001F is not White_Space (str.split says it is)

@@ -93,7 +93,7 @@ def test_faulty_server_mid_call_is_a_structured_error(
 ) -> None:
     tools = [{"name": "search_pages", "inputSchema": OBJ,
               "results": [{"fault": fault}, {"text": "fine again"}]}]
-    gateway, root = setup(tmp_path, tools, transport=transport, timeout_ms=400)
+    gateway, root = setup(tmp_path, tools, transport=transport, timeout_ms=1500)
     first = envelope(gateway.call({"name": "notion__search_pages"}, POLICY))
     assert first["error_code"] == code
     assert first["error_detail"] == {"server": "notion", "failure": kind}
@@ -119,7 +119,7 @@ def test_faults_give_the_same_journal_on_both_transports(tmp_path: Path, fault: 
         root = tmp_path / transport
         root.mkdir()
         tools = [{"name": "search_pages", "inputSchema": OBJ, "results": [{"fault": fault}]}]
-        gateway, _ = setup(root, tools, transport=transport, timeout_ms=400)
+        gateway, _ = setup(root, tools, transport=transport, timeout_ms=1500)
         result = envelope(gateway.call({"name": "notion__search_pages"}, POLICY))
         assert result["error_detail"]["failure"] == kind
         gateway.pool.close()
@@ -133,7 +133,7 @@ def test_faults_give_the_same_journal_on_both_transports(tmp_path: Path, fault: 
 def test_a_server_that_cannot_list_grants_nothing(tmp_path: Path,
                                                   on_list: dict[str, Any]) -> None:
     tools = [{"name": "search_pages", "inputSchema": OBJ}]
-    gateway, root = setup(tmp_path, tools, on_list=on_list, timeout_ms=300)
+    gateway, root = setup(tmp_path, tools, on_list=on_list, timeout_ms=1500)
     search = envelope(gateway.search({}))
     assert search["content"]["tools"] == []
     assert search["content"]["unavailable_servers"][0]["status"] == "unavailable"

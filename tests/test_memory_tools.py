@@ -223,6 +223,24 @@ def test_search_is_substring_based_for_unspaced_scripts() -> None:
     assert [h.line for h in hits] == [1]
 
 
+@pytest.mark.parametrize(("query", "terms"), [
+    ("\u00c9CLAIR \u00e9clair", ("\u00c9clair", "\u00e9clair")),  # only A-Z fold
+    ("\u212aelvin KELVIN", ("\u212aelvin", "kelvin")),  # KELVIN SIGN is not K
+    ("a\x1cb", ("a\x1cb",)),  # U+001C is not White_Space (Python's str.split splits)
+    ("a\u3000B\u00a0c\u2028d", ("a", "b", "c", "d")),
+    ("a\u200bb\ufeffc", ("a\u200bb\ufeffc",)),  # zero-width space, BOM: not White_Space
+])
+def test_query_terms_fold_ascii_only_and_split_on_white_space(
+        query: str, terms: tuple[str, ...]) -> None:
+    assert query_terms(query) == terms
+
+
+def test_lines_fold_ascii_only() -> None:
+    doc = SearchDocument("n.md", False, "\u00c9clair\n\u00e9clair\nECLAIR\n\u212aelvin\nkelvin\n")
+    assert [h.line for h in search((doc,), query_terms("\u00e9clair kelvin")).hits] == [2, 5]
+    assert [h.line for h in search((doc,), query_terms("ECLAIR")).hits] == [3]
+
+
 def test_search_caps_hits_and_lines() -> None:
     docs = (SearchDocument("n.md", False, "\n".join(["k" * 500] * (MAX_HITS + 7))),)
     outcome = search(docs, ("k",))

@@ -604,3 +604,27 @@ def test_world_layers_are_ordered_and_relative_to_the_workspace(tmp_path: Path) 
     assert w.layers == ((SkillLayer.WORKSPACE, tmp_path / "w"),
                         (SkillLayer.PLUGIN, tmp_path / "p"))
     assert parse_skill_world(None, tmp_path).layers == ()
+
+
+# --------------------------------------------------------------------------- round 2
+
+
+@pytest.mark.parametrize("text,tokens", [
+    ("slack-gif_creator", ["slack", "gif", "creator"]),
+    ("R\u00e9sum\u00e9-Builder", ["r\u00e9sum\u00e9", "builder"]),
+    ("R\u00c9SUM\u00c9", ["r\u00c9sum\u00c9"]),  # ASCII folding only
+    ("writer\u2014fast", ["writer\u2014fast"]),  # non-ASCII punctuation is a token char
+    ("tax\u00a0filing\u3000now", ["tax", "filing", "now"]),  # White_Space separates
+    ("a\x1fb\ufeffc", ["a", "b\ufeffc"]),  # U+001F is ASCII (separates); U+FEFF is not space
+    ("\u212aIT", ["\u212ait"]),
+])
+def test_tokenizer_is_defined_on_code_points(text: str, tokens: list[str]) -> None:
+    from simulator.skill_search import tokenize
+    assert tokenize(text) == tokens
+
+
+def test_scores_are_integer_millionths() -> None:
+    from simulator.skill_search import SearchDoc, rank
+    ranked = rank([SearchDoc("a", "forms"), SearchDoc("b", "other")], "FORMS")
+    assert [(r.index, type(r.score)) for r in ranked] == [(0, int)]
+    assert ranked[0].score > 0

@@ -52,9 +52,12 @@ def test_success_has_content_and_failure_has_every_envelope_key(impl: Harness) -
 @pytest.mark.case("call.read.never-outside-workspace")
 @pytest.mark.req("CALL-03", "KB-07")
 def test_read_refuses_every_way_out_of_the_workspace(impl: Harness, tmp_path: Path) -> None:
-    """Knowledge hits are opened with `read` (KB-08), so `read` must be as confined as
-    kb_search: `..`, an absolute path and a symlink to an existing file outside are all
-    refused with an envelope, and the secret never comes back."""
+    """Knowledge hits are opened with `read` (KB-08). Under the approval tier that
+    `world.setup` leaves in place (confirm-before-change, SPEC section 9), a read that
+    lands outside the workspace is never served directly, whichever way it gets there:
+    `..`, an absolute path, or a symlink inside the workspace to an existing file
+    outside. Each answer is an envelope (refused or waiting for approval) and the secret
+    never comes back."""
     agent = _spawn(impl)
     secret = tmp_path / "secret.md"
     secret.write_text("TOP-SECRET\n", encoding="utf-8")

@@ -151,6 +151,84 @@ def test_sources_argument_and_overlapping_sources(kb: Harness) -> None:
     bad = call({"query": "needle", "sources": ["nope"]})
     assert (bad["ok"], bad["error_code"]) == (False, "KB-UNKNOWN-SOURCE")
     assert bad["error_detail"]["available"] == ["docs", "all"]
+    folded = call({"query": "needle", "sources": ["DOCS"]})["content"]
+    assert [h["path"] for h in folded["hits"]] == ["docs/a.md"]
+
+
+@pytest.mark.case("kb.sources.names-ascii-fold")
+@pytest.mark.req("KB-01", "KB-02")
+def test_source_names_fold_ascii_letters_only(kb: Harness) -> None:
+    """Catches Unicode case folding of source names: KELVIN SIGN + `b` folds to `kb` in
+    Python `casefold` and would select (or duplicate) the source `kb`."""
+    kb.write("docs/a.md", "needle\n")
+    agent = spawn(kb, [("kb", "docs/*.md")])
+    out = kb.driver.request("tool.call", {"agent": agent, "tool": "kb_search",
+                                          "args": {"query": "needle", "sources": ["KB"]}})
+    assert [h["path"] for h in out["content"]["hits"]] == ["docs/a.md"]
+    out = kb.driver.request("tool.call", {"agent": agent, "tool": "kb_search",
+                                          "args": {"query": "needle",
+                                                   "sources": ["\u212ab"]}})
+    assert (out["ok"], out["error_code"]) == (False, "KB-UNKNOWN-SOURCE")
+
+
+@pytest.mark.parametrize("mode", case("kb.source.duplicate", [("parse", ("parse",)),
+                                                             ("save", ("save",))]))
+@pytest.mark.req("KB-01", "KB-02")
+def test_duplicate_source_names_keep_the_first_and_warn(kb: Harness, mode: str) -> None:
+    """Catches a repeated name (up to ASCII case) that yields two catalog lines, replaces
+    the first source, or blocks saving (duplicates are warnings, like tools and skills)."""
+    kb.write("docs/a.md", "needle\n")
+    kb.write("notes/b.md", "needle\n")
+    source = definition([("docs", "docs/*.md"), ("DOCS", "notes/*.md")])
+    result = kb.parse(source, mode=mode)
+    dups = [d for d in result["diagnostics"] if d["code"] == "KB-SOURCE-DUPLICATE"]
+    assert [(d["severity"], d["path"]) for d in dups] == [("warning", ["knowledge", 1])]
+    [section] = [p["text"] for p in kb.prompt(source)["parts"]
+                 if p["kind"] == "catalog.knowledge"]
+    assert section == HEAD + "\n- docs: docs/*.md"
+    agent = str(kb.driver.request("agent.spawn", {"source": source})["agent"])
+    out = kb.driver.request("tool.call", {"agent": agent, "tool": "kb_search",
+                                          "args": {"query": "needle"}})
+    assert [h["path"] for h in out["content"]["hits"]] == ["docs/a.md"]
+
+
+@pytest.mark.parametrize("name", case("kb.source.name-invalid", [
+    ("space", ("'bad name'",)), ("leading-dash", ("-x",)), ("colon", ("'a:b'",)),
+    ("too-long", ("a" * 65,)), ("kelvin", ("'\u212ab'",))]))
+@pytest.mark.req("KB-01", "DEF-02")
+def test_invalid_source_names_are_dropped(kb: Harness, name: str) -> None:
+    """Catches a name that could break (or forge) a catalog line being kept."""
+    kb.write("docs/a.md", "needle\n")
+    source = definition([(name, "docs/*.md"), ("ok.v2", "docs/*.md")])
+    parsed = kb.parse(source)
+    bad = [d for d in parsed["diagnostics"] if d["code"] == "KB-SOURCE-NAME-INVALID"]
+    assert [(d["severity"], d["path"]) for d in bad] == [("warning", ["knowledge", 0])]
+    saved = kb.save(source)
+    assert saved["saved"] is False
+    assert [d["severity"] for d in saved["diagnostics"]
+            if d["code"] == "KB-SOURCE-NAME-INVALID"] == ["error"]
+    [section] = [p["text"] for p in kb.prompt(source)["parts"]
+                 if p["kind"] == "catalog.knowledge"]
+    assert section == HEAD + "\n- ok.v2: docs/*.md"
+
+
+@pytest.mark.parametrize("mode,severity", case("kb.source.matches-nothing", [
+    ("parse", ("parse", "info")), ("save", ("save", "warning"))]))
+@pytest.mark.req("KB-01")
+def test_a_glob_matching_nothing_is_reported_and_kept(kb: Harness, mode: str,
+                                                      severity: str) -> None:
+    """Catches an empty source that is silently accepted, dropped, or blocks saving; and
+    a resolution that counts hidden files or directories as matches."""
+    kb.write("docs/.hidden.md", "needle\n")
+    kb.write("docs/sub.md/x.txt", "needle\n")
+    source = definition([("kb", "docs/*.md")])
+    result = kb.parse(source, mode=mode)
+    found = [d for d in result["diagnostics"] if d["code"] == "KB-SOURCE-MATCHES-NOTHING"]
+    assert [(d["severity"], d["path"]) for d in found] == [(severity, ["knowledge", 0, "glob"])]
+    assert not [d for d in result["diagnostics"] if d["severity"] == "error"]
+    [section] = [p["text"] for p in kb.prompt(source)["parts"]
+                 if p["kind"] == "catalog.knowledge"]
+    assert section == HEAD + "\n- kb: docs/*.md"
 
 
 # --------------------------------------------------------------------------- KB-03
@@ -205,6 +283,54 @@ def test_bad_queries_are_structured_errors(kb: Harness) -> None:
     for query in ("   ", " ".join(f"t{i}" for i in range(17)), "x" * 129):
         out = search(kb, "*.md", query)
         assert (out["ok"], out["error_code"]) == (False, "KB-BAD-QUERY"), query
+
+
+@pytest.mark.parametrize("query,terms", case("kb.query.white-space", [
+    ("ideographic-space", ("one\u3000two", ["one", "two"])),
+    ("nbsp-and-tab", ("one\u00a0two\tone", ["one", "two"])),
+    ("unit-separator-is-not-space", ("one\x1ftwo", ["one\x1ftwo"])),
+    ("bom-is-not-space", ("one\ufefftwo", ["one\ufefftwo"])),
+    ("ascii-fold-only", ("ONE \u00c9T\u00c9", ["one", "\u00c9t\u00c9"]))]))
+@pytest.mark.req("KB-03")
+def test_query_terms_split_on_white_space_and_fold_ascii(kb: Harness, query: str,
+                                                         terms: list[str]) -> None:
+    """Catches terms split with a language's own notion of whitespace (Python str.split
+    splits on U+001F, JavaScript \\s on U+FEFF) instead of Unicode White_Space, and
+    Unicode case folding of terms."""
+    kb.write("k/a.txt", "one\ntwo\n")
+    assert hits(kb, "k/*.txt", query)["terms"] == terms
+
+
+GLOB_FILES = ("a.md", ".a.md", "B.md", "docs/x.md", "docs/.git/y.md", "docs/sub/z.md",
+              "lit[a.md", "]x.md", "-q.md", "docs/sub/.h.md")
+
+
+@pytest.mark.parametrize("glob,expected", case("kb.glob.grammar", [
+    ("star-no-leading-dot", ("*.md", ["-q.md", "B.md", "]x.md", "a.md", "lit[a.md"])),
+    ("literal-dot", (".*.md", [".a.md"])),
+    ("class-no-leading-dot", ("[.a]*.md", ["a.md"])),
+    ("question", ("?.md", ["B.md", "a.md"])),
+    ("case-sensitive", ("b.md", [])),
+    ("range", ("[A-Z].md", ["B.md"])),
+    ("negated-bang", ("[!a-z]*.md", ["-q.md", "B.md", "]x.md"])),
+    ("negated-caret", ("[^a-z]*.md", ["-q.md", "B.md", "]x.md"])),
+    ("bracket-first-member", ("[]]x.md", ["]x.md"])),
+    ("dash-last-member", ("[a-]q.md", ["-q.md"])),
+    ("unclosed-is-literal", ("lit[a.md", ["lit[a.md"])),
+    ("globstar-zero-or-more", ("docs/**/*.md", ["docs/sub/z.md", "docs/x.md"])),
+    ("globstar-alone", ("docs/**", ["docs/sub/z.md", "docs/x.md"])),
+    ("globstar-in-segment-is-star", ("do**/*.md", ["docs/x.md"])),
+    ("star-not-slash", ("docs/*", ["docs/x.md"])),
+    ("dot-slash-prefix", ("./docs/*.md", ["docs/x.md"]))]))
+@pytest.mark.req("KB-01")
+def test_glob_grammar(kb: Harness, glob: str, expected: list[str]) -> None:
+    """Catches a pattern language that is not KB-01's: wildcards or classes matching a
+    leading dot, `**` descending hidden folders, case-insensitive matching, `*` crossing
+    `/`, `^` negation or `]`/`-` members unsupported, an unclosed `[` rejected."""
+    for rel in GLOB_FILES:
+        kb.write(rel, "needle\n")
+    got = hits(kb, glob, "needle")
+    assert [h["path"] for h in got["hits"]] == sorted(expected, key=str.encode)
 
 
 WORDS = ["alpha", "Beta", "gamma", "needle", "x", "\u00e9t\u00e9"]
@@ -430,7 +556,7 @@ def test_hostile_glob_is_rejected_in_save_mode(kb: Harness, tmp_path: Path, glob
 
 @pytest.mark.parametrize("glob", case("kb.hostile.search", [
     (suffix, (glob,)) for suffix, glob, _ in HOSTILE]))
-@pytest.mark.req("KB-07")
+@pytest.mark.req("KB-07", "KB-02")
 def test_hostile_glob_never_finds_the_outside_canary(kb: Harness, tmp_path: Path,
                                                      glob: str) -> None:
     """Catches a search that reads outside the workspace (parse mode keeps going)."""
@@ -439,10 +565,11 @@ def test_hostile_glob_never_finds_the_outside_canary(kb: Harness, tmp_path: Path
     assert result["loaded"] is True
     assert {"KB-SOURCE-OUTSIDE-WORKSPACE", "KB-GLOB-INVALID"} & set(codes(result))
     mounted = [t["name"] for t in kb.mounted(definition([("kb", glob)]))["tools"]]
-    if "kb_search" not in mounted:
-        return
+    # KB-02: knowledge is declared, so kb_search is mounted even if the source was dropped;
+    # a runtime that unmounts it would otherwise skip the canary check below.
+    assert "kb_search" in mounted
     out = search(kb, glob, f"needle {CANARY}")
-    assert CANARY not in str(out)
+    assert out["ok"] is True and CANARY not in str(out)
 
 
 @pytest.mark.case("kb.symlink.skipped-and-reported")

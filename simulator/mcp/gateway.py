@@ -384,7 +384,8 @@ def resolve_mcp(
         if entry.name != ref.name:
             diagnostics.append(diagnose(
                 MCP_SERVER_CANONICALIZED, mode,
-                f"MCP server {ref.name!r} is stored as its configured name {entry.name!r}.",
+                f"MCP server {ref.name!r} is granted under its configured name "
+                f"{entry.name!r}; the model sees and calls only that name.",
                 ref.location,
             ))
         if entry.status is ServerStatus.DISABLED:
