@@ -58,3 +58,14 @@ def test_lowercase_resolver_fails_the_webfetch_case(tmp_path: Path) -> None:
     run = run_suite(tmp_path, impl, "--req", "TOOL-02")
     assert run.outcomes()["tool.canonical.camel-lower"] == "failed"
     assert "WebFetch" in run.cases["tool.canonical.camel-lower"]["reason"]
+
+
+def test_every_active_requirement_has_a_mutant() -> None:
+    """Each requirement the suite claims to check has at least one plausible bug that
+    proves its cases can fail."""
+    from conformance.requirements import requirements
+
+    covered = {rid for _, caught_by in MUTANTS.values() for rid in caught_by}
+    active = {rid for rid, req in requirements().items() if req.status == "active"}
+    assert sorted(active - covered) == []
+    assert covered <= set(requirements()), sorted(covered - set(requirements()))
