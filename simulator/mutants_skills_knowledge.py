@@ -32,6 +32,20 @@ from simulator.mutants import Mutant
 # --------------------------------------------------------------------------- knowledge
 
 
+def _silence(module: Any, attribute: str, code: str) -> None:
+    """Wrap a resolver so that it drops every diagnostic of ``code``: the most common
+    real bug of all, a problem found and then not reported."""
+    real = getattr(module, attribute)
+
+    def resolve(*args: Any, **kwargs: Any) -> Any:
+        res = real(*args, **kwargs)
+        if res is None:
+            return res
+        return replace(res, diagnostics=tuple(d for d in res.diagnostics if d.code != code))
+
+    setattr(module, attribute, resolve)
+
+
 def _kb_51_hits() -> None:
     """Off by one: the cap lets a 51st hit through."""
     kbsearch.HIT_CAP = 51
@@ -157,16 +171,7 @@ def _skill_always_mounted() -> None:
 
 def _skill_missing_silent() -> None:
     """A declared skill that is nowhere just disappears."""
-    real = skills_dimension.resolve_skills
-
-    def resolve(*args: Any, **kwargs: Any) -> Any:
-        res = real(*args, **kwargs)
-        if res is None:
-            return res
-        return replace(res, diagnostics=tuple(d for d in res.diagnostics
-                                              if d.code != "SKILL-NOT-FOUND"))
-
-    skills_dimension.resolve_skills = resolve
+    _silence(skills_dimension, "resolve_skills", "SKILL-NOT-FOUND")
 
 
 def _skill_catalog_extra_fields() -> None:
@@ -361,16 +366,7 @@ def _skill_folders_case_insensitive_order() -> None:
 
 def _skill_duplicate_declaration_silent() -> None:
     """A skill declared twice is merged without a word."""
-    real = skills_dimension.resolve_skills
-
-    def resolve(*args: Any, **kwargs: Any) -> Any:
-        res = real(*args, **kwargs)
-        if res is None:
-            return res
-        return replace(res, diagnostics=tuple(d for d in res.diagnostics
-                                              if d.code != "SKILL-DUPLICATE-DECLARATION"))
-
-    skills_dimension.resolve_skills = resolve
+    _silence(skills_dimension, "resolve_skills", "SKILL-DUPLICATE-DECLARATION")
 
 
 def _skill_search_python_tokens() -> None:
@@ -431,16 +427,7 @@ def _kb_glob_nocase() -> None:
 
 def _kb_matches_nothing_silent() -> None:
     """A glob matching no file passes without a word."""
-    real = knowledge_dimension.resolve_knowledge
-
-    def resolve(*args: Any, **kwargs: Any) -> Any:
-        res = real(*args, **kwargs)
-        if res is None:
-            return res
-        return replace(res, diagnostics=tuple(d for d in res.diagnostics
-                                              if d.code != "KB-SOURCE-MATCHES-NOTHING"))
-
-    knowledge_dimension.resolve_knowledge = resolve
+    _silence(knowledge_dimension, "resolve_knowledge", "KB-SOURCE-MATCHES-NOTHING")
 
 
 def _kb_bad_names_kept() -> None:
