@@ -122,10 +122,17 @@ def call_edit(args: dict[str, Any], world: World, ctx: CallContext) -> ToolResul
 
 
 def call_bash(args: dict[str, Any], world: World, ctx: CallContext) -> ToolResult:
+    """bash is decided at its working directory (`cwd`, default the workspace), where
+    its effects land, like write and edit at their path."""
     command = args.get("command")
     if not isinstance(command, str):
         return failure("bad_arguments", "`command` must be a string", {})
-    return _gated("bash", Action.BASH, Target.WORKSPACE, args, ctx,
+    cwd = args.get("cwd", ".")
+    if not isinstance(cwd, str) or not cwd or "\x00" in cwd:
+        return failure("bad_arguments", "`cwd` must be a non-empty path string",
+                       {"argument": "cwd"})
+    where = resolve_target(cwd, world.workspace, _roots(ctx))
+    return _gated("bash", Action.BASH, where, args, ctx,
                   lambda: failure("not_simulated", "bash was allowed, but the reference "
                                   "simulator does not run commands", {"tool": "bash"}))
 

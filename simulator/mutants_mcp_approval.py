@@ -325,6 +325,20 @@ def _read_outside_allowed() -> None:
     builtin._gated = gated
 
 
+def _bash_ignores_cwd() -> None:
+    """bash is always decided at the workspace, wherever its `cwd` points."""
+    builtin = _module("simulator.builtin_calls")
+    from simulator.approval import Action, Target
+
+    real = builtin._gated
+
+    def gated(tool: str, action: Any, target: Any, args: Any, ctx: Any, run: Any) -> Any:
+        where = Target.WORKSPACE if action is Action.BASH else target
+        return real(tool, action, where, args, ctx, run)
+
+    builtin._gated = gated
+
+
 def _bash_as_read() -> None:
     """bash is wired to the read row (a command "only looks" at the workspace)."""
     builtin = _module("simulator.builtin_calls")
@@ -406,6 +420,8 @@ def _describe_schema_of_first_tool() -> None:
 
 
 MUTANTS: tuple[Mutant, ...] = (
+    Mutant("appr-bash-ignores-cwd", "bash is decided at the workspace whatever its cwd",
+           ("APPR-01",), _bash_ignores_cwd),
     Mutant("mcp-shared-gateway", "the subagent gets the shared gateway: every configured "
            "server is reachable", ("MCP-01", "MCP-02"), _shared_gateway),
     Mutant("mcp-casefold-names", "server names from the model are matched case-insensitively",

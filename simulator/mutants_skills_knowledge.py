@@ -435,7 +435,26 @@ def _kb_bad_names_kept() -> None:
     knowledge.SOURCE_NAME_RE = re.compile(r".+", re.S)
 
 
+
+def _use_skill_cap_in_characters() -> None:
+    """The use_skill cap counted in characters: two-byte text passes twice the bytes."""
+    def capped(text: str) -> tuple[str, bool, int]:
+        total = len(text.encode("utf-8"))
+        cut = text[: skills.USE_SKILL_MAX_BYTES]
+        return cut, len(cut) < len(text), total
+
+    skills._capped = capped
+
+
+def _use_skill_no_cap() -> None:
+    """use_skill returns any body whole, however large."""
+    skills._capped = lambda text: (text, False, len(text.encode("utf-8")))
+
 MUTANTS: tuple[Mutant, ...] = (
+    Mutant("use-skill-cap-in-characters", "the use_skill cap counts characters, not bytes",
+           ("SKILL-04",), _use_skill_cap_in_characters),
+    Mutant("use-skill-no-cap", "use_skill returns any body whole", ("SKILL-04",),
+           _use_skill_no_cap),
     Mutant("kb-51-hits", "kb_search returns 51 hits", ("KB-05",), _kb_51_hits),
     Mutant("kb-no-budget", "kb_search reads past 8 MiB", ("KB-04",), _kb_no_budget),
     Mutant("kb-line-cap-bytes", "the 400 cap counts bytes, without a marker", ("KB-06",),

@@ -669,6 +669,21 @@ def _read_regular(path: str) -> bytes | None:
         os.close(fd)
 
 
+# What one use_skill call returns at most (the body, or a reference file), in UTF-8 bytes
+# of the returned text: a skill is instructions, not a data set; a larger file would eat
+# the context window it was meant to save. The cut is at a character boundary and is
+# reported (`truncated`, `total_bytes`), never silent.
+USE_SKILL_MAX_BYTES = 262_144
+
+
+def _capped(text: str) -> tuple[str, bool, int]:
+    """(text cut to USE_SKILL_MAX_BYTES at a code-point boundary, truncated?, total)."""
+    data = text.encode("utf-8")
+    if len(data) <= USE_SKILL_MAX_BYTES:
+        return text, False, len(data)
+    return data[:USE_SKILL_MAX_BYTES].decode("utf-8", "ignore"), True, len(data)
+
+
 def call_use_skill(resolution: SkillResolution, args: object) -> ToolResult:
     """Load a granted skill's body (amendment applied or held back, SKILL-08) or one of
     its reference files (never outside the skill folder, SKILL-05)."""
@@ -695,13 +710,16 @@ def call_use_skill(resolution: SkillResolution, args: object) -> ToolResult:
             if ascii_fold(amendment.skill.strip()) == ascii_fold(skill.package.name):
                 outcome = evaluate(amendment, content_hash(raw))
                 break
+        body, truncated, total = _capped(apply_outcome(skill_body(raw), outcome))
         return success({
             "name": skill.package.name,
             "location": skill.location,
             "layer": str(skill.package.layer),
             "provenance": str(skill.package.provenance),
             "preferred": skill.preferred,
-            "body": apply_outcome(skill_body(raw), outcome),
+            "body": body,
+            "truncated": truncated,
+            "total_bytes": total,
             "amendment": None if outcome is None else outcome.to_json(),
         })
     reason = check_reference(reference)
@@ -720,10 +738,13 @@ def call_use_skill(resolution: SkillResolution, args: object) -> ToolResult:
         return failure("SKILL-REFERENCE-NOT-FOUND",
                        f"skill `{skill.package.name}` has no file {reference!r}",
                        {"name": skill.package.name, "reference": reference})
+    text, truncated, total = _capped(data.decode("utf-8", "replace"))
     return success({
         "name": skill.package.name,
         "reference": reference,
-        "text": data.decode("utf-8", "replace"),
+        "text": text,
+        "truncated": truncated,
+        "total_bytes": total,
     })
 
 

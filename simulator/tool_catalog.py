@@ -33,9 +33,9 @@ def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
 _STR = {"type": "string"}
 
 BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec("bash", "Run a shell command in the workspace.",
-             _schema({"command": _STR, "timeout_ms": {"type": "integer", "minimum": 1}},
-                     ["command"])),
+    ToolSpec("bash", "Run a shell command; `cwd` (default: the workspace) is where it runs.",
+             _schema({"command": _STR, "cwd": _STR,
+                      "timeout_ms": {"type": "integer", "minimum": 1}}, ["command"])),
     ToolSpec("read", "Read a file, optionally from a 1-based line for a number of lines.",
              _schema({"path": _STR, "offset": {"type": "integer", "minimum": 1},
                       "limit": {"type": "integer", "minimum": 1}}, ["path"])),

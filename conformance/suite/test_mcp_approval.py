@@ -709,9 +709,8 @@ def test_tiers_distinguish_workspace_writable_roots_and_outside(
 
 WIRING_POLICIES = [("confirm-before-change", "attended"), ("auto-within-workspace", "attended"),
                    ("auto-edit", "attended"), ("auto-edit", "unattended")]
-GATED_TARGETS = {"read": TARGETS, "write": TARGETS, "edit": TARGETS,
-                 "bash": ["inside-workspace"]}
-"""bash has no working-directory argument: it is always decided at the workspace."""
+GATED_TARGETS = {"read": TARGETS, "write": TARGETS, "edit": TARGETS, "bash": TARGETS}
+"""bash is decided at its working directory (`cwd`)."""
 
 
 def _wiring_call(impl: Harness, agent: str, action: str, directory: Path,
@@ -731,7 +730,7 @@ def _wiring_call(impl: Harness, agent: str, action: str, directory: Path,
         Path(where).write_text("old", encoding="utf-8")
         result = call(impl, agent, "edit", path=where, old="old", new="new")
         return result, lambda: Path(where).read_text(encoding="utf-8") == "new"
-    result = call(impl, agent, "bash", command=f"echo {label}")
+    result = call(impl, agent, "bash", command=f"echo {label}", cwd=str(directory))
     return result, lambda r=result: r.get("error_code") not in (
         "APPROVAL-PENDING", "APPROVAL-DENIED", "AGENT-STOPPED")
 

@@ -373,6 +373,29 @@ def test_body_is_not_in_the_prompt_and_is_loaded_fresh(sk: Skills) -> None:
     assert sk.call(agent, "use_skill", {"name": "pdf"})["content"]["body"] == "Step two.\n"
 
 
+@pytest.mark.req("SKILL-04")
+@pytest.mark.parametrize(("extra_bytes", "truncated"), case("skill.body.size-cap", [
+    ("at-cap", (0, False)),
+    ("one-over", (1, True)),
+    ("far-over", (300_000, True)),
+]))
+def test_use_skill_returns_at_most_262144_bytes_and_says_so(
+        sk: Skills, extra_bytes: int, truncated: bool) -> None:
+    """Bugs: no cap at all (a huge body floods the context), a cap counted in characters
+    (two-byte text passes twice the bytes), a cut inside a character, a silent cut."""
+    cap = 262_144
+    text = "é" * (cap // 2) + "x" * extra_bytes  # exactly `cap` bytes before the extra
+    single(sk.layer("system"), "big", "big", "A big skill", body=text)
+    sk.setup()
+    out = sk.call(sk.spawn(["big"]), "use_skill", {"name": "big"})["content"]
+    body = out["body"]
+    assert len(body.encode("utf-8")) <= cap
+    assert out["truncated"] is truncated and out["total_bytes"] == cap + extra_bytes
+    assert text.startswith(body) and len(body.encode("utf-8")) >= cap - 3
+    if not truncated:
+        assert body == text
+
+
 # --------------------------------------------------------------------------- SKILL-05
 
 
