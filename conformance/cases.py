@@ -17,7 +17,7 @@ import yaml
 EXPECTATION_KEYS = frozenset({
     "loaded", "tools", "diagnostics", "no_diagnostics_at", "definition", "saved", "document",
     "document_contains", "document_not_contains", "prompt", "parts", "prompt_endswith",
-    "part_contains", "statuses",
+    "part_contains", "statuses", "resaved_tools", "resaved_definition",
 })
 
 
@@ -62,7 +62,14 @@ def load_cases() -> list[Case]:
 
 
 def _matches(expected: dict[str, Any], actual: dict[str, Any]) -> bool:
-    return all(actual.get(k) == v for k, v in expected.items())
+    """Every given key equal; `message_contains` is a substring of the message."""
+    for key, value in expected.items():
+        if key == "message_contains":
+            if value not in str(actual.get("message", "")):
+                return False
+        elif actual.get(key) != value:
+            return False
+    return True
 
 
 def _subset(expected: Any, actual: Any) -> bool:
@@ -110,6 +117,14 @@ def check_case(case: Case, result: dict[str, Any]) -> list[str]:
     for text in exp.get("document_not_contains", []):
         if text in document:
             problems.append(f"saved document contains {text!r}:\n{document}")
+    resaved = result.get("resaved", {})
+    if "resaved_tools" in exp and resaved.get("tools") != exp["resaved_tools"]:
+        problems.append(f"the saved document parses to tools {resaved.get('tools')}, "
+                        f"expected {exp['resaved_tools']}:\n{document}")
+    if "resaved_definition" in exp and not _subset(exp["resaved_definition"],
+                                                    resaved.get("definition")):
+        problems.append(f"the saved document parses to {resaved.get('definition')}, "
+                        f"expected it to contain {exp['resaved_definition']}")
     if "prompt" in exp and result.get("prompt") != exp["prompt"]:
         problems.append(f"prompt bytes differ:\nexpected {exp['prompt']!r}\n"
                         f"got      {result.get('prompt')!r}")

@@ -91,6 +91,90 @@ def _memory_before_knowledge() -> None:
     _patch(prompt, "SECTION_ORDER", ("skills", "memory", "knowledge", "mcp"))
 
 
+def _rewrite(change: Any) -> None:
+    """Post-process every answer of the dispatcher: for bugs that live in how results
+    are reported rather than in the model (``change(op, args, result)`` edits in place)."""
+    real = dispatcher_module.Dispatcher.handle
+
+    def handle(self: Any, request: Any) -> dict[str, Any]:
+        response: dict[str, Any] = real(self, request)
+        if isinstance(request, dict):
+            change(request.get("op"), request.get("args") or {}, response)
+        return response
+
+    _patch(dispatcher_module.Dispatcher, "handle", handle)
+
+
+def _definition_tools_canonical() -> None:
+    """`definition.tools` lists canonical names instead of the names as written."""
+    def change(op: Any, args: Any, response: dict[str, Any]) -> None:
+        result = response.get("result") or {}
+        if op == "definition.parse" and result.get("definition"):
+            result["definition"]["tools"] = [
+                r["canonical"] or r["declared"] for r in result["tool_resolution"]]
+
+    _rewrite(change)
+
+
+def _block_list_columns() -> None:
+    """Diagnostics on block-style list entries report column 1."""
+    def change(op: Any, args: Any, response: dict[str, Any]) -> None:
+        source = args.get("source") if isinstance(args.get("source"), str) else ""
+        lines = source.split("\n")
+        for diag in (response.get("result") or {}).get("diagnostics", []):
+            line = diag.get("line")
+            if line and line <= len(lines) and lines[line - 1].lstrip().startswith("- "):
+                diag["column"] = 1
+
+    _rewrite(change)
+
+
+def _downgraded_warnings() -> None:
+    """Unknown keys and repeated tools are reported as info, so a gate never sees them."""
+    def change(op: Any, args: Any, response: dict[str, Any]) -> None:
+        for diag in (response.get("result") or {}).get("diagnostics", []):
+            if diag["code"] in ("DEF-UNKNOWN-KEY", "TOOL-DUPLICATE"):
+                diag["severity"] = "info"
+
+    _rewrite(change)
+
+
+def _compile_ops_without_diagnostics() -> None:
+    """prompt.assemble and tools.mounted drop the diagnostics."""
+    def change(op: Any, args: Any, response: dict[str, Any]) -> None:
+        if op in ("prompt.assemble", "tools.mounted") and response.get("ok"):
+            response["result"]["diagnostics"] = []
+
+    _rewrite(change)
+
+
+def _no_requirement_field() -> None:
+    def change(op: Any, args: Any, response: dict[str, Any]) -> None:
+        for diag in (response.get("result") or {}).get("diagnostics", []):
+            diag["requirement"] = None
+
+    _rewrite(change)
+
+
+def _rejected_save_returns_document() -> None:
+    """A rejected save still hands back a document."""
+    def change(op: Any, args: Any, response: dict[str, Any]) -> None:
+        result = response.get("result") or {}
+        if op == "definition.save" and result.get("saved") is False:
+            result["document"] = args.get("source", "")
+
+    _rewrite(change)
+
+
+def _world_error_path_without_index() -> None:
+    def change(op: Any, args: Any, response: dict[str, Any]) -> None:
+        error = response.get("error") or {}
+        if op == "world.setup" and error.get("path", [])[:2] == ["args", "grantable"]:
+            error["path"] = ["args", "grantable"]
+
+    _rewrite(change)
+
+
 def _size_in_characters() -> None:
     """The 1 MiB limit counted in characters, not bytes."""
     real_decode = _original(yamlsource, "decode_source")
@@ -212,6 +296,20 @@ MUTANTS: tuple[Mutant, ...] = (
            ("PROTO-03",), _unknown_op_wrong_code),
     Mutant("short-spec-version", "hello reports the spec version as `0.1`",
            ("PROTO-01",), _short_spec_version),
+    Mutant("definition-tools-canonical", "definition.tools lists canonical names, not as written",
+           ("TOOL-02",), _definition_tools_canonical),
+    Mutant("block-list-columns", "block-list entries are located at column 1", ("DEF-03",),
+           _block_list_columns),
+    Mutant("downgraded-warnings", "unknown keys and repeated tools reported as info",
+           ("DEF-06", "TOOL-04"), _downgraded_warnings),
+    Mutant("compile-ops-without-diagnostics", "prompt.assemble/tools.mounted drop diagnostics",
+           ("TOOL-03",), _compile_ops_without_diagnostics),
+    Mutant("no-requirement-field", "diagnostics carry no requirement ID", ("TOOL-03",),
+           _no_requirement_field),
+    Mutant("rejected-save-returns-document", "a rejected save still returns a document",
+           ("DEF-02",), _rejected_save_returns_document),
+    Mutant("world-error-path-without-index", "the world_invalid path stops at `grantable`",
+           ("TOOL-04",), _world_error_path_without_index),
     Mutant("errors-as-text", "tool errors are exception text, not an envelope",
            ("CALL-03",), _errors_as_text),
 )

@@ -28,10 +28,11 @@ def test_calling_a_tool_that_is_not_mounted_is_a_structured_refusal(impl: Harnes
     agent = _spawn(impl)
     result = impl.driver.request("tool.call", {"agent": agent, "tool": "WebFetch",
                                                "args": {"url": "https://example.com"}})
-    assert set(result) == ENVELOPE_KEYS, result
+    assert set(result) >= ENVELOPE_KEYS, result
     assert result["ok"] is False and result["error_code"] == "tool_not_mounted"
     assert result["error_message"].strip()
-    assert sorted(result["error_detail"]["mounted"]) == ["grep", "read"]
+    assert result["error_detail"]["mounted"] == ["read", "grep"]
+    assert result["error_detail"]["tool"] == "WebFetch"
     assert result["terminal_for_attempt"] is True and result["retry_after_ms"] is None
 
 
@@ -45,7 +46,7 @@ def test_success_has_content_and_failure_has_every_envelope_key(impl: Harness) -
     assert ok["ok"] is True and "content" in ok and "error_code" not in ok
     bad = impl.driver.request("tool.call", {"agent": agent, "tool": "read",
                                             "args": {"path": "notes/missing.md"}})
-    assert set(bad) == ENVELOPE_KEYS and bad["ok"] is False
+    assert set(bad) >= ENVELOPE_KEYS and bad["ok"] is False
     assert isinstance(bad["error_detail"], dict) and bad["error_code"].strip()
 
 
@@ -67,5 +68,5 @@ def test_read_refuses_every_way_out_of_the_workspace(impl: Harness, tmp_path: Pa
         result = impl.driver.request("tool.call", {"agent": agent, "tool": "read",
                                                    "args": {"path": path}})
         assert result["ok"] is False, f"read {path!r} succeeded: {str(result)[:200]}"
-        assert set(result) == ENVELOPE_KEYS
+        assert set(result) >= ENVELOPE_KEYS
         assert "TOP-SECRET" not in json.dumps(result)

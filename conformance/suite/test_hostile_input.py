@@ -79,7 +79,8 @@ def test_deep_nesting_is_refused(impl: Harness) -> None:
 def test_empty_markdown_file_is_a_located_error(impl: Harness) -> None:
     result = impl.parse("", filename="empty.md")
     assert not result["loaded"]
-    assert [d["severity"] for d in result["diagnostics"]] == ["error"]
+    [diag] = [d for d in result["diagnostics"] if d["code"] == "DEF-NO-FRONT-MATTER"]
+    assert diag["severity"] == "error" and diag["line"] == 1
 
 
 @pytest.mark.case("def.yaml.empty-document")

@@ -26,7 +26,7 @@ The body has the last word.
 
 
 @pytest.mark.case("prompt.order.all-four-dimensions")
-@pytest.mark.req("PROMPT-01", "PROMPT-02")
+@pytest.mark.req("PROMPT-01", "PROMPT-02", "TOOL-03")
 def test_all_four_sections_in_order_between_frame_and_body(impl: Harness, tmp_path: Path) -> None:
     layer = tmp_path / "system-skills"
     (layer / "refunds").mkdir(parents=True)
@@ -45,3 +45,7 @@ def test_all_four_sections_in_order_between_frame_and_body(impl: Harness, tmp_pa
                                          "## Memory")]
     assert headings == sorted(headings)
     assert "refunds" in result["parts"][1]["text"] and "handbook" in result["parts"][2]["text"]
+    mounted = [t["name"] for t in impl.mounted(DEFINITION, filename="support.md")["tools"]]
+    assert mounted == ["read", "grep", "use_skill", "skill_search", "kb_search", "mcp_search",
+                       "mcp_describe", "mcp_call", "memory_write", "memory_read",
+                       "memory_search"]

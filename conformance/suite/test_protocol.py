@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.cases import default_world
 from conformance.driver import Driver
 from conformance.harness import Harness
 
@@ -51,20 +52,21 @@ def test_registry_names_equal_up_to_case_are_refused(impl: Harness) -> None:
     error = impl.setup_error(grantable=["read", "WebFetch", "webfetch"],
                              session_tools=["read", "WebFetch"])
     assert error["code"] == "world_invalid"
-    assert error.get("path", [])[:2] == ["args", "grantable"]
+    assert error.get("path") == ["args", "grantable", 2]  # the second of the pair
 
 
 @pytest.mark.case("tool.registry.not-grantable-reasons")
 @pytest.mark.req("TOOL-01")
 def test_not_grantable_tools_are_listed_with_reasons(impl: Harness) -> None:
+    world = default_world()
+    impl.setup(**world)
     registry = impl.registry()
-    assert registry["not_grantable"], "the registry must list deliberately absent tools"
-    grantable = {n.lower() for n in registry["grantable"]}
-    for row in registry["not_grantable"]:
-        assert len(row["reason"].split()) >= 3, f"{row['name']}: reason too thin: {row['reason']!r}"
-        assert row["name"].lower() not in grantable
-    assert set(registry["grantable"]) >= LEGACY_SIX
+    assert registry["grantable"] == world["grantable"]
+    assert registry["not_grantable"] == world["not_grantable"]
     assert not registry["legacy_fallback"]
+    error = impl.setup_error(grantable=["read"], not_grantable=[{"name": "Read",
+                                                                 "reason": "no"}])
+    assert error["code"] == "world_invalid"  # a name cannot be both
 
 
 @pytest.mark.case("tool.registry.legacy-fallback-listed")
@@ -78,6 +80,7 @@ def test_backend_without_list_reports_exactly_the_legacy_six(impl: Harness) -> N
 @pytest.mark.case("tool.mounted.matches-grant")
 @pytest.mark.req("TOOL-03")
 def test_mounted_tools_are_exactly_the_granted_tools(impl: Harness) -> None:
+    impl.setup(**default_world())
     source = ("name: m\ndescription: m\ntools: [Read, WEBFETCH, grep, Nope, bash]\n"
               "prompt: M.\n")
     parsed = impl.parse(source)
@@ -90,3 +93,9 @@ def test_mounted_tools_are_exactly_the_granted_tools(impl: Harness) -> None:
     for tool in mounted:
         assert tool["input_schema"].get("type") == "object", tool
         assert tool["description"].strip(), tool
+    # every op that compiles a definition reports the same parse-mode diagnostics
+    assert [d["code"] for d in parsed["diagnostics"]] == ["TOOL-UNKNOWN"]
+    assert impl.prompt(source)["diagnostics"] == parsed["diagnostics"]
+    assert impl.mounted(source)["diagnostics"] == parsed["diagnostics"]
+    spawned = impl.driver.request("agent.spawn", {"source": source})
+    assert spawned["diagnostics"] == parsed["diagnostics"]
