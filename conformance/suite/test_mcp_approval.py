@@ -293,6 +293,18 @@ def test_catalog_lists_servers_in_code_point_order_with_their_notes(impl: Harnes
     assert journal(impl, "crm") == []
 
 
+def assert_github_refused_uncontacted(impl: Harness, refused: dict[str, Any]) -> None:
+    """The MCP-02 refusal of `github` for an agent granted only `notion`: at once, with
+    the granted list (exact message), terminal, and the server never contacted."""
+    assert refused["ok"] is False and refused["error_code"] == "MCP-SERVER-NOT-GRANTED"
+    assert refused["error_message"] == (
+        "MCP server 'github' is not granted to this agent; it was not contacted. "
+        "Granted MCP servers: notion.")
+    assert refused["error_detail"]["granted_servers"] == [{"name": "notion", "status": "ready"}]
+    assert refused["terminal_for_attempt"] is True
+    assert journal(impl, "github") == []
+
+
 # -- MCP-02 undeclared servers -------------------------------------------------------
 
 @pytest.mark.case("mcp.refusal.lists-granted-servers")
@@ -302,15 +314,7 @@ def test_undeclared_server_is_refused_with_the_granted_list(impl: Harness) -> No
     granted so the model cannot recover."""
     standard_world(impl)
     agent = spawn(impl, agent_def(servers=["notion"]))
-    refused = mcp_call(impl, agent, "github__delete_repo")
-    assert refused["ok"] is False
-    assert refused["error_code"] == "MCP-SERVER-NOT-GRANTED"
-    assert refused["error_message"] == (
-        "MCP server 'github' is not granted to this agent; it was not contacted. "
-        "Granted MCP servers: notion.")
-    assert refused["error_detail"]["granted_servers"] == [{"name": "notion", "status": "ready"}]
-    assert refused["terminal_for_attempt"] is True
-    assert journal(impl, "github") == []
+    assert_github_refused_uncontacted(impl, mcp_call(impl, agent, "github__delete_repo"))
     assert tool_calls(impl, "notion") == []
 
 
@@ -372,14 +376,8 @@ def test_describe_of_an_undeclared_server_is_refused_uncontacted(impl: Harness) 
     calls are scoped."""
     standard_world(impl)
     agent = spawn(impl, agent_def(servers=["notion"]))
-    refused = call(impl, agent, "mcp_describe", name="github__delete_repo")
-    assert refused["ok"] is False and refused["error_code"] == "MCP-SERVER-NOT-GRANTED"
-    assert refused["error_message"] == (
-        "MCP server 'github' is not granted to this agent; it was not contacted. "
-        "Granted MCP servers: notion.")
-    assert refused["error_detail"]["granted_servers"] == [{"name": "notion", "status": "ready"}]
-    assert refused["terminal_for_attempt"] is True
-    assert journal(impl, "github") == []
+    assert_github_refused_uncontacted(
+        impl, call(impl, agent, "mcp_describe", name="github__delete_repo"))
 
 
 @pytest.mark.req("MCP-02", "MCP-01")
