@@ -30,9 +30,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from simulator.declarations import KnowledgeDeclaration  # noqa: E402
-from simulator.diagnostics import Location  # noqa: E402
-from simulator.kbsearch import BYTE_BUDGET, run_kb_search  # noqa: E402
+from capconf.simulator.core.diagnostics import Location  # noqa: E402
+from capconf.simulator.definition.declarations import KnowledgeDeclaration  # noqa: E402
+from capconf.simulator.knowledge.kbsearch import BYTE_BUDGET, run_kb_search  # noqa: E402
 
 SKILL_CORPUS = Path("/work/shared/corpora/skills")
 QUERIES: tuple[tuple[str, ...], ...] = (
@@ -92,8 +92,8 @@ def memory_probe(root: Path, terms: tuple[str, ...]) -> dict[str, float]:
 import json, resource, sys, tracemalloc
 sys.path.insert(0, {str(ROOT)!r})
 from pathlib import Path
-from simulator.declarations import KnowledgeDeclaration
-from simulator.diagnostics import Location
+from capconf.simulator.definition.declarations import KnowledgeDeclaration
+from capconf.simulator.core.diagnostics import Location
 from simulator import kbsearch
 src = [KnowledgeDeclaration("c", "**/*", Location())]
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

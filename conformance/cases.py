@@ -9,10 +9,11 @@ runner has one function to read.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
 import yaml
+
+from capconf.conformance.locations import package_file
 
 EXPECTATION_KEYS = frozenset({
     "loaded", "tools", "diagnostics", "no_diagnostics_at", "definition", "saved", "document",
@@ -36,13 +37,13 @@ class Case:
 
 
 def default_world() -> dict[str, Any]:
-    text = (resources.files("conformance") / "cases" / "_world.yaml").read_text("utf-8")
+    text = (package_file() / "cases" / "_world.yaml").read_text("utf-8")
     data: dict[str, Any] = yaml.safe_load(text)
     return data
 
 
 def load_cases() -> list[Case]:
-    folder = resources.files("conformance") / "cases"
+    folder = package_file() / "cases"
     cases: list[Case] = []
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if not entry.name.endswith(".yaml") or entry.name.startswith("_"):

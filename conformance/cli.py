@@ -12,20 +12,20 @@ import json
 import os
 import sys
 import tempfile
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from conformance.client import DriverFailure
-from conformance.driver import Driver
+from capconf.conformance.client import DriverFailure
+from capconf.conformance.driver import Driver
+from capconf.conformance.locations import package_file, suite_dir
 
 READ_LIMIT = 1_048_576 + 1  # the spec's definition size limit, plus one byte to exceed it
 
 
 def _driver(impl: str, timeout: float) -> Driver:
-    from conformance.plugin import make_transport
+    from capconf.conformance.plugin import make_transport
 
     return Driver(make_transport(impl, timeout))
 
@@ -194,21 +194,18 @@ def cmd_smoke(ns: argparse.Namespace) -> int:
 
 
 def cmd_driver(ns: argparse.Namespace) -> int:
-    from conformance.reference import serve_stdio
+    from capconf.conformance.reference import serve_stdio
 
-    return serve_stdio(ns.mutant)
-
-
-def suite_dir() -> Path:
-    return Path(str(resources.files("conformance") / "suite"))
+    return serve_stdio()
 
 
 def cmd_run(ns: argparse.Namespace, extra: list[str]) -> int:
     import pytest
 
-    ini = Path(str(resources.files("conformance") / "pytest.ini"))
+    ini = Path(str(package_file() / "pytest.ini"))
     args = ["-c", str(ini), "--rootdir", str(suite_dir().parent.parent),
-            "-p", "conformance.plugin", "--impl", ns.impl, "--impl-timeout", str(ns.timeout)]
+            "-p", "capconf.conformance.plugin", "--impl", ns.impl,
+            "--impl-timeout", str(ns.timeout)]
     for option, value in (("--report", ns.report), ("--report-md", ns.report_md),
                           ("--expected-failures", ns.expected_failures)):
         if value:
@@ -224,7 +221,7 @@ def cmd_run(ns: argparse.Namespace, extra: list[str]) -> int:
 
 
 def cmd_matrix(ns: argparse.Namespace) -> int:
-    from conformance.matrix import build_matrix, ledger_path, render_matrix, updated_ledger
+    from capconf.conformance.matrix import build_matrix, ledger_path, render_matrix, updated_ledger
 
     if ns.update_ledger:
         path = Path(str(ledger_path()))
@@ -265,8 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="comma-separated feature groups that must be declared (their cases "
                           "fail instead of being 'not implemented')")
 
-    drv = sub.add_parser("driver", help="serve the reference simulator on stdio")
-    drv.add_argument("--mutant", help="serve a deliberately broken variant (see tests)")
+    sub.add_parser("driver", help="serve the reference simulator on stdio")
 
     prompt = sub.add_parser("prompt", help="print the assembled prompt bytes")
     prompt.add_argument("definition")

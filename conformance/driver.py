@@ -9,14 +9,14 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from conformance.client import (
+from capconf.conformance.client import (
     DriverFailure,
     ImplementationError,
     NotImplementedByImplementation,
     ProtocolViolation,
     Transport,
 )
-from conformance.protocol import validate_response
+from capconf.conformance.protocol import validate_response
 
 
 class Driver:

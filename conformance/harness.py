@@ -11,7 +11,7 @@ import base64
 from pathlib import Path
 from typing import Any
 
-from conformance.driver import Driver
+from capconf.conformance.driver import Driver
 
 FRAME = "You are a delegated subagent of the capconf conformance harness."
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conformance.requirements import requirements
+from capconf.conformance.requirements import requirements
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class _Collector:
         self.by_req: dict[str, list[str]] = {}
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from conformance.plugin import case_id, req_ids
+        from capconf.conformance.plugin import case_id, req_ids
 
         for item in session.items:
             cid = case_id(item) or item.nodeid
@@ -37,14 +37,12 @@ class _Collector:
 
 
 def build_matrix() -> list[MatrixRow]:
-    from importlib import resources
-
-    from conformance.cli import suite_dir
+    from capconf.conformance.locations import package_file, suite_dir
 
     collector = _Collector()
-    ini = str(resources.files("conformance") / "pytest.ini")
+    ini = str(package_file() / "pytest.ini")
     code = pytest.main(["-c", ini, "--rootdir", str(suite_dir().parent.parent),
-                        "-p", "conformance.plugin", "--collect-only",
+                        "-p", "capconf.conformance.plugin", "--collect-only",
                         "-p", "no:terminal", str(suite_dir())], plugins=[collector])
     if code not in (0, 5):
         raise SystemExit(f"capconf matrix: collecting the suite failed (pytest exit {code})")
@@ -66,9 +64,9 @@ def render_matrix(rows: list[MatrixRow]) -> str:
 # was removed stays, marked `retired`, so it can never be reused for a different check.
 
 def ledger_path() -> Any:
-    from importlib import resources
+    from capconf.conformance.locations import package_file
 
-    return resources.files("conformance") / "case_ids.txt"
+    return package_file() / "case_ids.txt"
 
 
 def read_ledger(text: str) -> tuple[list[str], set[str]]:

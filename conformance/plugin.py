@@ -1,34 +1,35 @@
 """The pytest plugin that turns the suite into a conformance run.
 
-Load it with ``-p conformance.plugin`` (``capconf run`` does). It adds ``--impl``, checks
+Load it with ``-p capconf.conformance.plugin`` (``capconf run`` does). It adds ``--impl``, checks
 that every case has a stable ID and cites known requirement IDs, skips cases whose
 feature group the implementation does not declare (reported as "not implemented", not as
-a failure), classifies every result into one of the outcomes of ``conformance.outcomes``,
+a failure), classifies every result into one of the outcomes of ``capconf.conformance.outcomes``,
 applies an expected-failures baseline, and writes the JSON Lines and Markdown reports.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import tempfile
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
-from conformance import outcomes
-from conformance.client import (
+from capconf.conformance import outcomes
+from capconf.conformance.client import (
     DriverFailure,
     InProcessTransport,
     SubprocessTransport,
     Transport,
 )
-from conformance.driver import Driver
-from conformance.harness import Harness
-from conformance.report import CaseRecord, RunReport
-from conformance.requirements import requirements
+from capconf.conformance.driver import Driver
+from capconf.conformance.harness import Harness
+from capconf.conformance.report import CaseRecord, RunReport
+from capconf.conformance.requirements import requirements
 
 settings.register_profile(
     "ci", derandomize=True, max_examples=40, deadline=None, database=None,
@@ -46,7 +47,7 @@ settings.register_profile(
     phases=[Phase.explicit, Phase.reuse, Phase.generate], report_multiple_bugs=False)
 
 REFERENCE = "reference"
-MUTANT_PREFIX = "reference-mutant:"
+PYTHON_PREFIX = "python:"
 _STASH_REPORT = pytest.StashKey[RunReport]()
 _STASH_DRIVER = pytest.StashKey[Driver]()
 
@@ -55,7 +56,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("capconf", "capconf conformance")
     group.addoption("--impl", default=REFERENCE,
                     help="command that serves the driver protocol on stdio; "
-                         "'reference' (default) is the bundled simulator, in-process")
+                         "'reference' (default) is the bundled simulator, in-process; "
+                         "'python:MODULE:FACTORY[:ARG]' serves a Python implementation "
+                         "in-process")
     group.addoption("--impl-timeout", type=float, default=20.0,
                     help="seconds to wait for each response (default 20)")
     group.addoption("--report", default=None, help="write a JSON Lines report here")
@@ -79,18 +82,32 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def make_transport(impl: str, timeout: float) -> Transport:
     if impl == REFERENCE:
-        from conformance.reference import make_dispatcher
+        from capconf.conformance.reference import make_dispatcher
 
         return InProcessTransport(make_dispatcher, "reference simulator (in-process)")
-    if impl.startswith(MUTANT_PREFIX):
-        # A deliberately broken reference, in-process, for proving checks can fail. The
-        # mutant patches the simulator modules of this process only; the suite itself
-        # never uses them.
-        from conformance.reference import apply_mutant, make_dispatcher
-
-        apply_mutant(impl.removeprefix(MUTANT_PREFIX))
-        return InProcessTransport(make_dispatcher, f"reference simulator, {impl}")
+    if impl.startswith(PYTHON_PREFIX):
+        return InProcessTransport(python_factory(impl), f"{impl} (in-process)")
     return SubprocessTransport(impl, timeout=timeout)
+
+
+def python_factory(impl: str) -> Callable[[], Any]:
+    """``python:MODULE:FACTORY[:ARG]``: an implementation written in Python, served
+    in-process without a pipe. ``FACTORY()`` (or ``FACTORY(ARG)``) returns an object with
+    ``handle(request) -> response``; the suite exchanges the same JSON values with it as
+    over stdio. The project's own tests use it to run deliberately broken variants of
+    the reference, which live among the tests, not in the product."""
+    spec = impl.removeprefix(PYTHON_PREFIX)
+    module_name, _, rest = spec.partition(":")
+    attribute, _, argument = rest.partition(":")
+    if not module_name or not attribute:
+        raise pytest.UsageError(f"--impl {impl!r}: expected python:MODULE:FACTORY[:ARG]")
+    try:
+        factory = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise pytest.UsageError(f"--impl {impl!r}: {exc}") from None
+    if not argument:
+        return cast(Callable[[], Any], factory)
+    return lambda: factory(argument)
 
 
 def case_id(item: pytest.Item) -> str | None:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
+
+from capconf.conformance.locations import package_file
 
 _FILES = ("response.json", "defs.json", "ops.json")
 
@@ -22,7 +23,7 @@ _FILES = ("response.json", "defs.json", "ops.json")
 @cache
 def _schemas() -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
-    folder = resources.files("conformance") / "protocol"
+    folder = package_file() / "protocol"
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".json"):
             out[entry.name] = json.loads(entry.read_text(encoding="utf-8"))

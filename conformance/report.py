@@ -12,8 +12,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance import SUITE_VERSION, outcomes
-from conformance.requirements import requirements
+from capconf.conformance import SUITE_VERSION, outcomes
+from capconf.conformance.requirements import requirements
 
 _PHASE_RANK = {"setup": 0, "call": 1, "teardown": 2}
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
 import yaml
+
+from capconf.conformance.locations import package_file
 
 
 @dataclass(frozen=True)
@@ -20,7 +21,7 @@ class Requirement:
 
 @cache
 def requirements() -> dict[str, Requirement]:
-    text = (resources.files("conformance") / "requirements.yaml").read_text(encoding="utf-8")
+    text = (package_file() / "requirements.yaml").read_text(encoding="utf-8")
     rows = yaml.safe_load(text)["requirements"]
     table = {r["id"]: Requirement(r["id"], r["level"], r["group"], r["status"], r["title"])
              for r in rows}

@@ -1,7 +1,32 @@
 """capconf reference simulator: a deterministic implementation of the capability model.
 
 The model is pure functions and immutable values (sans-IO, like h11); file-system and
-stdio access live in a few edge modules (``driver_stdio``, ``fsview``).
+stdio access live at the edges. One package per area of SPEC.md, each with the same
+face (what a definition declares, how it resolves with diagnostics, its catalog section,
+its mounted tools, its driver ops), and a docstring naming its requirement IDs, its
+SPEC.md section, its conformance suite files and its golden folder:
+
+    core/          names, diagnostics, envelope, mounted tools, world, compile (shared)
+    protocol/      PROTO   dispatcher, session, core ops, stdio framing
+    definition/    DEF     the document: YAML source, declarations, parse/save, serialise
+    tools/         TOOL    registry, tool catalog, grant resolution
+    prompt/        PROMPT  frame -> catalog -> body
+    call/          CALL    the tool-call contract (envelope in core)
+    builtin_tools/         read, write, edit, bash effects behind the approval gate
+    skills/        SKILL   packages, layered discovery, use_skill, skill_search
+    knowledge/     KB      sources, catalog, kb_search
+    mcp/           MCP     fake servers, client, scoped gateway
+    approval/      APPR    the decision table, cards, the chain
+    memory/        MEM     modes, binding, resident section, tools, appends
+    delegation/    DELEG   (planned) implementers, lineage, boundary permissions
+    flow/          FLOW    (planned) workflows, fixed-script iteration
+    namespaces/    NS      (planned) namespaces and deferred loading
+    connectors/    CONN    (planned) connectors
+    executors/     BIN     (planned) executors
+    files/                 (planned) the one way to open anything under a root
+
+``areas`` is the composition root (the dimensions in catalog order); ``spec_tables``
+regenerates SPEC.md's tables from the code tables.
 """
 
 SPEC_VERSION = "0.1.0"

@@ -1,5 +1,5 @@
 """Generate SPEC.md's tables from the code tables, so the spec cannot drift from the
-reference: `python -m simulator.spec_tables --check SPEC.md` (or `--write`).
+reference: `python -m capconf.simulator.spec_tables --check SPEC.md` (or `--write`).
 
 A generated region in SPEC.md looks like
     <!-- BEGIN GENERATED: name -->
@@ -15,8 +15,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from simulator.diagnostic_catalog import all_kinds
-from simulator.tool_catalog import (
+from capconf.simulator.core.diagnostic_catalog import all_kinds
+from capconf.simulator.tools.catalog import (
     DEFAULT_GRANTABLE,
     DEFAULT_NOT_GRANTABLE,
     DIMENSION_OF,
@@ -44,7 +44,7 @@ def default_registry() -> str:
 
 
 def builtin_tool_schemas() -> str:
-    from simulator.tool_catalog import BUILTIN_TOOLS
+    from capconf.simulator.tools.catalog import BUILTIN_TOOLS
 
     rows = ["| tool | arguments (required in bold) | description |", "|---|---|---|"]
     for spec in BUILTIN_TOOLS:
@@ -76,11 +76,11 @@ def _load_extra_generators() -> None:
     import importlib
     import pkgutil
 
-    import simulator
+    import capconf.simulator as package
 
-    for info in sorted(pkgutil.walk_packages(simulator.__path__, "simulator."),
+    for info in sorted(pkgutil.walk_packages(package.__path__, package.__name__ + "."),
                        key=lambda i: i.name):
-        if info.name.startswith("simulator.mutants") or info.name == __name__:
+        if info.name == __name__ or info.name.endswith("__main__"):
             continue
         module = importlib.import_module(info.name)
         for name, generator in getattr(module, "SPEC_TABLES", {}).items():
@@ -103,7 +103,8 @@ def regenerate(text: str) -> str:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2 or argv[0] not in ("--check", "--write"):
-        print("usage: python -m simulator.spec_tables --check|--write SPEC.md", file=sys.stderr)
+        print("usage: python -m capconf.simulator.spec_tables --check|--write SPEC.md",
+              file=sys.stderr)
         return 2
     path = Path(argv[1])
     text = path.read_text(encoding="utf-8")

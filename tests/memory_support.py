@@ -5,16 +5,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from simulator.declarations import MemoryMode
-from simulator.diagnostics import Mode
-from simulator.memory import (
+from capconf.simulator.core.diagnostics import Mode
+from capconf.simulator.definition.declarations import MemoryMode
+from capconf.simulator.memory.append import AppendSerializer
+from capconf.simulator.memory.binding import (
     MemoryResolution,
     MemoryWorld,
     parse_memory_world,
     resolve_memory,
 )
-from simulator.memory_append import AppendSerializer
-from simulator.memory_tools import MemoryToolbox
+from capconf.simulator.memory.tools import MemoryToolbox
 
 ROOT = "mem/agents"
 MAIN = "mem/main"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-DRIVER = f"{shlex.quote(sys.executable)} -m conformance.cli driver"
+DRIVER = f"{shlex.quote(sys.executable)} -m capconf.conformance.cli driver"
 
 
 @dataclass
@@ -25,12 +26,23 @@ class SuiteRun:
         return {cid: c["outcome"] for cid, c in self.cases.items()}
 
 
+TESTS = Path(__file__).resolve().parent
+
+
+def fixture_env() -> dict[str, str]:
+    """The environment of a child process that may load the tests' own fixtures (the
+    mutants, the misbehaving implementations): ``tests/`` on ``PYTHONPATH``."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(TESTS), env.get("PYTHONPATH")) if p)
+    return env
+
+
 def run_suite(tmp_path: Path, impl: str, *extra: str, timeout: float = 300) -> SuiteRun:
     report = tmp_path / "report.jsonl"
     proc = subprocess.run(
-        [sys.executable, "-m", "conformance.cli", "run", "--impl", impl,
+        [sys.executable, "-m", "capconf.conformance.cli", "run", "--impl", impl,
          "--report", str(report), *extra],
-        capture_output=True, text=True, timeout=timeout, cwd=tmp_path)
+        capture_output=True, text=True, timeout=timeout, cwd=tmp_path, env=fixture_env())
     lines = [json.loads(ln) for ln in report.read_text().splitlines()] if report.exists() else []
     header = lines[0] if lines else {}
     cases = {ln["case"]: ln for ln in lines[1:]}

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from simulator.dispatcher import Dispatcher
+from capconf.simulator.protocol.dispatcher import Dispatcher
 
 AGENT = "name: w\ndescription: d\ntools: [read, write, edit, bash, Task]\nprompt: P.\n"
 

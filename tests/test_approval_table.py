@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from simulator.approval import (
+from capconf.simulator.approval.decision import (
     ATTENDED_ROWS,
     TRUTH_TABLE,
     Action,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator.cards import (
+from capconf.simulator.approval.cards import (
     APPROVAL_DENIED,
     CARD_TRANSITIONS,
     MAIN_AGENT_ID,
@@ -250,7 +250,7 @@ def test_summary_is_canonical_and_cut_by_code_points() -> None:
 
 def test_summary_is_rfc8785_jcs() -> None:
     """RFC 8785 appendix-style values: UTF-16 key order, ECMAScript number spelling."""
-    from simulator.cards import canonical_json
+    from capconf.simulator.approval.cards import canonical_json
 
     assert canonical_json({"\ue000": 1, "\U0001f600": 2, "a": 3}) == (
         '{"a":3,"\U0001f600":2,"\ue000":1}')
@@ -267,7 +267,7 @@ def test_summary_is_rfc8785_jcs() -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_number_spelling_round_trips_and_matches_javascript_rules(x: float) -> None:
-    from simulator.cards import canonical_json
+    from capconf.simulator.approval.cards import canonical_json
 
     text = canonical_json(x)
     assert float(text) == x

@@ -16,18 +16,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from simulator.approval import (
-    ApprovalPolicy,
-    ApprovalRequest,
-    AskPolicy,
-    Attendance,
-    Target,
-    Tier,
-    Verdict,
-    approval_action,
-    decide,
-)
-from simulator.cards import (
+from capconf.simulator.approval.cards import (
     APPROVAL_DENIED,
     MAIN_AGENT_ID,
     AgentStatus,
@@ -44,7 +33,18 @@ from simulator.cards import (
     start_parent_request,
     stop_agent,
 )
-from simulator.envelope import ToolResult
+from capconf.simulator.approval.decision import (
+    ApprovalPolicy,
+    ApprovalRequest,
+    AskPolicy,
+    Attendance,
+    Target,
+    Tier,
+    Verdict,
+    approval_action,
+    decide,
+)
+from capconf.simulator.core.envelope import ToolResult
 
 TOOLS = ("read", "write", "edit", "bash", "mcp_call", "Task")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conformance.matrix import collected_case_ids, ledger_path, read_ledger, updated_ledger
+from capconf.conformance.matrix import collected_case_ids, ledger_path, read_ledger, updated_ledger
 
 
 def test_every_case_is_in_the_ledger_and_no_retired_id_is_reused() -> None:

@@ -11,7 +11,7 @@ DEFINITIONS = Path(__file__).resolve().parent / "definitions"
 
 
 def capconf(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args],
+    return subprocess.run([sys.executable, "-m", "capconf.conformance.cli", *args],
                           capture_output=True, timeout=120, cwd=cwd)
 
 

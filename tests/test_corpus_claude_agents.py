@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from simulator.agent import compile_agent
-from simulator.diagnostics import Mode
-from simulator.names import ascii_fold
-from simulator.tool_catalog import DEFAULT_GRANTABLE
-from simulator.tool_grants import ToolStatus
-from simulator.world import parse_world
+from capconf.simulator.core.agent import compile_agent
+from capconf.simulator.core.diagnostics import Mode
+from capconf.simulator.core.names import ascii_fold
+from capconf.simulator.core.world import parse_world
+from capconf.simulator.tools.catalog import DEFAULT_GRANTABLE
+from capconf.simulator.tools.grants import ToolStatus
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "claude-code-agents"
 FILES = sorted(p for p in CORPUS.rglob("*.md") if p.name != "README.md") if CORPUS.is_dir() else []

@@ -14,10 +14,15 @@ from typing import Any
 
 from memory_support import make_world, resolve, toolbox, write_file
 
-from simulator.declarations import MemoryMode
-from simulator.diagnostics import Mode
-from simulator.memory import MemoryWorld, consent_notice, memory_section, mount_memory_tools
-from simulator.memory_resident import PER_FILE_BUDGET
+from capconf.simulator.core.diagnostics import Mode
+from capconf.simulator.definition.declarations import MemoryMode
+from capconf.simulator.memory.binding import (
+    MemoryWorld,
+    consent_notice,
+    memory_section,
+    mount_memory_tools,
+)
+from capconf.simulator.memory.resident import PER_FILE_BUDGET
 
 
 def _facts(prefix: str, size: int) -> str:

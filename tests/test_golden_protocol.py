@@ -10,7 +10,7 @@ import json
 import tempfile
 from typing import Any
 
-from conformance.reference import make_dispatcher
+from capconf.conformance.reference import make_dispatcher
 
 DEFINITION = """---
 name: researcher

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator import kbsearch
-from simulator.declarations import KnowledgeDeclaration
-from simulator.diagnostics import Location
-from simulator.kbsearch import (
+from capconf.simulator.core.diagnostics import Location
+from capconf.simulator.definition.declarations import KnowledgeDeclaration
+from capconf.simulator.knowledge import kbsearch
+from capconf.simulator.knowledge.kbsearch import (
     BYTE_BUDGET,
     ELLIPSIS,
     HIT_CAP,
@@ -445,7 +445,7 @@ def test_results_do_not_depend_on_scandir_order(tmp_path: Path) -> None:
             self.inner.close()
 
     baseline = run_kb_search(tmp_path, [decl("docs/**/*.md")], "needle").to_json()
-    with mock.patch("simulator.knowledge.os.scandir", Reversed):
+    with mock.patch("capconf.simulator.knowledge.sources.os.scandir", Reversed):
         flipped = run_kb_search(tmp_path, [decl("docs/**/*.md")], "needle").to_json()
     assert flipped == baseline
 
@@ -482,7 +482,7 @@ def test_fifo_in_the_workspace_is_never_opened(tmp_path: Path) -> None:
 def test_file_swapped_after_the_walk(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     _make(ws, ["docs/a.md"])
-    from simulator.knowledge import walk_source
+    from capconf.simulator.knowledge.sources import walk_source
 
     walk = walk_source(ws, "docs/*.md")
     assert kbsearch.read_file(walk.files[0], 100) == (b"docs/a.md needle\nother\n", 23)
@@ -519,7 +519,7 @@ def test_listing_inode_that_differs_from_stat_still_reads(tmp_path: Path) -> Non
     _make(tmp_path, ["docs/a.md"])
     from dataclasses import replace
 
-    from simulator.knowledge import walk_source
+    from capconf.simulator.knowledge.sources import walk_source
 
     (file,) = walk_source(tmp_path, "docs/*.md").files
     assert kbsearch.read_file(replace(file, ino=file.ino + 1), 6) == (b"docs/a", 23)

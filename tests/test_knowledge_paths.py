@@ -21,10 +21,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator.declarations import KnowledgeDeclaration
-from simulator.diagnostics import Location, Mode, Severity
-from simulator.kbsearch import call_kb_search, run_kb_search
-from simulator.knowledge import (
+from capconf.simulator.core.diagnostics import Location, Mode, Severity
+from capconf.simulator.definition.declarations import KnowledgeDeclaration
+from capconf.simulator.knowledge.kbsearch import call_kb_search, run_kb_search
+from capconf.simulator.knowledge.sources import (
     GLOB_RULES,
     KnowledgeResolution,
     KnowledgeSource,
@@ -376,7 +376,7 @@ def test_knowledge_without_read(mode: Mode, severity: Severity) -> None:
 
 
 def test_knowledge_world_accepts_nothing_else(tmp_path: Path) -> None:
-    from simulator.diagnostics import WorldSetupError
+    from capconf.simulator.core.diagnostics import WorldSetupError
 
     assert parse_knowledge_world(None, tmp_path).workspace == tmp_path
     assert parse_knowledge_world({}, tmp_path).workspace == tmp_path
@@ -416,7 +416,7 @@ def test_property_compiled_pattern_agrees_with_wcmatch(segs: list[str],
                                                        names: list[str]) -> None:
     from wcmatch import glob as wc_glob
 
-    from simulator.knowledge import GLOB_FLAGS, compile_pattern
+    from capconf.simulator.knowledge.sources import GLOB_FLAGS, compile_pattern
 
     pattern, path = "/".join(segs), "/".join(names)
     assert compile_pattern(pattern).match(path) == wc_glob.globmatch(path, pattern,

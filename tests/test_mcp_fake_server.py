@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator.diagnostics import WorldSetupError
-from simulator.mcp import jsonrpc
-from simulator.mcp.client import (
+from capconf.simulator.core.diagnostics import WorldSetupError
+from capconf.simulator.mcp import jsonrpc
+from capconf.simulator.mcp.client import (
     CallResult,
     FailureKind,
     InProcessTransport,
@@ -24,7 +24,7 @@ from simulator.mcp.client import (
     fake_server_invocation,
     open_transport,
 )
-from simulator.mcp.fake_server import (
+from capconf.simulator.mcp.fake_server import (
     LATEST_PROTOCOL_VERSION,
     FakeServer,
     JournalWriter,
@@ -338,7 +338,7 @@ def test_in_process_and_stdio_give_identical_journals_and_results(tmp_path: Path
 
 
 def test_fake_server_invocation_is_recognised_only_exactly(tmp_path: Path) -> None:
-    mod = "simulator.mcp.fake_server"
+    mod = "capconf.simulator.mcp.fake_server"
     assert fake_server_invocation(["-m", mod, "c.json"], tmp_path) is not None
     found = fake_server_invocation(["-m", mod, "c.json", "--journal", "j"], tmp_path)
     assert found is not None and found.journal == tmp_path / "j"

@@ -8,13 +8,20 @@ from typing import Any
 
 import pytest
 
-from simulator.approval import ApprovalPolicy, AskPolicy, Attendance, Tier
-from simulator.cards import APPROVAL_DENIED, Board, CardEvent, raise_card, settle, spawn
-from simulator.declarations import KnowledgeDeclaration, NameRef
-from simulator.diagnostics import Location, Mode, Severity, WorldSetupError
-from simulator.envelope import ToolResult
-from simulator.mcp.fake_server import launch_spec
-from simulator.mcp.gateway import (
+from capconf.simulator.approval.cards import (
+    APPROVAL_DENIED,
+    Board,
+    CardEvent,
+    raise_card,
+    settle,
+    spawn,
+)
+from capconf.simulator.approval.decision import ApprovalPolicy, AskPolicy, Attendance, Tier
+from capconf.simulator.core.diagnostics import Location, Mode, Severity, WorldSetupError
+from capconf.simulator.core.envelope import ToolResult
+from capconf.simulator.definition.declarations import KnowledgeDeclaration, NameRef
+from capconf.simulator.mcp.fake_server import launch_spec
+from capconf.simulator.mcp.gateway import (
     DIAGNOSTIC_KINDS,
     GATEWAY_TOOLS,
     McpResolution,
@@ -422,7 +429,7 @@ def test_external_systems_in_knowledge_are_pointed_to_mcp(world: World) -> None:
 def test_world_names_servers_like_real_mcp_clients(world: World) -> None:
     entry = world.raw["mcpServers"]["notion"]
     assert set(entry) >= {"command", "args", "env"}
-    assert entry["args"][:2] == ["-m", "simulator.mcp.fake_server"]
+    assert entry["args"][:2] == ["-m", "capconf.simulator.mcp.fake_server"]
     parsed = world.world.lookup("notion")
     assert parsed is not None and parsed.command == entry["command"]
     assert parsed.cwd == world.root / "."
@@ -449,7 +456,7 @@ def test_world_names_servers_like_real_mcp_clients(world: World) -> None:
      ("mcpServers", "a", "allow", 1)),
     ({"mcpServers": {"a": {"command": "x", "description": "two\nlines"}}},
      ("mcpServers", "a", "description")),
-    ({"mcpServers": {"a": {"command": "x", "args": ["-m", "simulator.mcp.fake_server",
+    ({"mcpServers": {"a": {"command": "x", "args": ["-m", "capconf.simulator.mcp.fake_server",
                                                      "missing.json"]}}},
      ("mcpServers", "a", "args", 2)),
 ])
@@ -486,9 +493,9 @@ def test_a_server_without_command_mounts_but_cannot_start(tmp_path: Path) -> Non
 
 
 def test_published_limits_and_codes_match_the_code() -> None:
-    from simulator.cards import SUMMARY_MAX_CHARS
-    from simulator.mcp import client, jsonrpc
-    from simulator.mcp.gateway import (
+    from capconf.simulator.approval.cards import SUMMARY_MAX_CHARS
+    from capconf.simulator.mcp import client, jsonrpc
+    from capconf.simulator.mcp.gateway import (
         ERROR_CODE_TABLE,
         LIMITS,
         SEARCH_LIMIT,

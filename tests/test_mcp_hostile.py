@@ -11,12 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simulator.approval import ApprovalPolicy, Tier
-from simulator.declarations import NameRef
-from simulator.diagnostics import Location, Mode, WorldSetupError
-from simulator.envelope import ToolResult
-from simulator.mcp.fake_server import launch_spec
-from simulator.mcp.gateway import (
+from capconf.simulator.approval.decision import ApprovalPolicy, Tier
+from capconf.simulator.core.diagnostics import Location, Mode, WorldSetupError
+from capconf.simulator.core.envelope import ToolResult
+from capconf.simulator.definition.declarations import NameRef
+from capconf.simulator.mcp.fake_server import launch_spec
+from capconf.simulator.mcp.gateway import (
     PendingApproval,
     ScopedGateway,
     ServerPool,

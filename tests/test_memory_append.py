@@ -10,10 +10,10 @@ from pathlib import Path, PurePosixPath
 
 from memory_support import make_world, resolve
 
-from simulator import memory_fs
-from simulator.declarations import MemoryMode
-from simulator.memory import mount_memory_tools
-from simulator.memory_append import AppendSerializer, append_entry
+from capconf.simulator.definition.declarations import MemoryMode
+from capconf.simulator.memory import fs as memory_fs
+from capconf.simulator.memory.append import AppendSerializer, append_entry
+from capconf.simulator.memory.binding import mount_memory_tools
 
 WRITERS = 32
 APPENDS = 200

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from simulator.agent import compile_agent
-from simulator.diagnostics import Mode, WorldSetupError
-from simulator.dimension import CallContext
-from simulator.memory_dimension import MemoryDimension
-from simulator.world import parse_world
+from capconf.simulator.core.agent import compile_agent
+from capconf.simulator.core.diagnostics import Mode, WorldSetupError
+from capconf.simulator.core.dimension import CallContext
+from capconf.simulator.core.world import parse_world
+from capconf.simulator.memory.dimension import MemoryDimension
 
 
 def world(tmp_path: Path, **memory: Any) -> Any:

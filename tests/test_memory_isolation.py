@@ -17,12 +17,12 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from memory_support import MAIN, ROOT, make_world, resolve, snapshot, toolbox, write_file
 
-from simulator import memory_tools
-from simulator.declarations import MemoryMode
-from simulator.diagnostics import WorldSetupError
-from simulator.envelope import ToolResult
-from simulator.memory import MemoryWorld, mount_memory_tools, parse_memory_world
-from simulator.memory_tools import MemoryToolbox
+from capconf.simulator.core.diagnostics import WorldSetupError
+from capconf.simulator.core.envelope import ToolResult
+from capconf.simulator.definition.declarations import MemoryMode
+from capconf.simulator.memory import tools as memory_tools
+from capconf.simulator.memory.binding import MemoryWorld, mount_memory_tools, parse_memory_world
+from capconf.simulator.memory.tools import MemoryToolbox
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(),
                                 reason="instrumentation resolves descriptors via /proc")

@@ -10,10 +10,16 @@ from typing import Any
 import pytest
 from memory_support import MAIN, ROOT, make_world, resolve, snapshot, write_file
 
-from simulator import memory
-from simulator.declarations import MemoryMode
-from simulator.diagnostics import DiagnosticKind, Location, Mode, Severity, WorldSetupError
-from simulator.memory import (
+from capconf.simulator.core.diagnostics import (
+    DiagnosticKind,
+    Location,
+    Mode,
+    Severity,
+    WorldSetupError,
+)
+from capconf.simulator.definition.declarations import MemoryMode
+from capconf.simulator.memory import binding as memory
+from capconf.simulator.memory.binding import (
     DEFAULT_MAIN_DIR,
     DEFAULT_SUBAGENT_ROOT,
     DIAGNOSTIC_KINDS,

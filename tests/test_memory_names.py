@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator.memory_names import (
+from capconf.simulator.memory.names import (
     MAX_NAME_BYTES,
     NAME_PATTERN,
     NAME_RULES,

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from memory_support import make_world, resolve, toolbox, write_file
 
-from simulator.declarations import MemoryMode
-from simulator.memory import MemoryWorld, memory_section
-from simulator.memory_fs import EntryKind
-from simulator.memory_resident import (
+from capconf.simulator.definition.declarations import MemoryMode
+from capconf.simulator.memory.binding import MemoryWorld, memory_section
+from capconf.simulator.memory.fs import EntryKind
+from capconf.simulator.memory.resident import (
     EMPTY_LINE,
     MODE_LINES,
     PER_FILE_BUDGET,

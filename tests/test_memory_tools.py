@@ -9,16 +9,16 @@ import jsonschema
 import pytest
 from memory_support import make_world, toolbox, write_file
 
-from simulator import memory_tools
-from simulator.declarations import MemoryMode
-from simulator.memory_search import (
+from capconf.simulator.definition.declarations import MemoryMode
+from capconf.simulator.memory import tools as memory_tools
+from capconf.simulator.memory.search import (
     MAX_HITS,
     MAX_LINE_CHARS,
     SearchDocument,
     query_terms,
     search,
 )
-from simulator.memory_tools import (
+from capconf.simulator.memory.tools import (
     MAX_ENTRY_BYTES,
     MEMORY_READ_SCHEMA,
     MEMORY_SEARCH_SCHEMA,

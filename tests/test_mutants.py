@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from suite_runner import SuiteRun, run_suite
 
-from conformance.reference import mutant_table
+from mutants import mutant_table
 
 MUTANTS = mutant_table()
 FAILING = {"failed", "errored", "crashed", "timed out"}
@@ -26,7 +26,7 @@ def _run(name: str, root: Path) -> SuiteRun:
     workdir = root / name
     workdir.mkdir()
     req_args = [arg for rid in caught_by for arg in ("--req", rid)]
-    return run_suite(workdir, f"reference-mutant:{name}", *req_args,
+    return run_suite(workdir, f"python:mutants:dispatcher:{name}", *req_args,
                      "--", "--hypothesis-profile=fail-fast", "-x")
 
 
@@ -54,7 +54,7 @@ def test_lowercase_resolver_fails_the_webfetch_case(tmp_path: Path) -> None:
     import shlex
     import sys
 
-    impl = f"{shlex.quote(sys.executable)} -m conformance.cli driver --mutant lowercase-resolver"
+    impl = f"{shlex.quote(sys.executable)} -m mutants lowercase-resolver"
     run = run_suite(tmp_path, impl, "--req", "TOOL-02")
     assert run.outcomes()["tool.canonical.camel-lower"] == "failed"
     assert "WebFetch" in run.cases["tool.canonical.camel-lower"]["reason"]
@@ -63,7 +63,7 @@ def test_lowercase_resolver_fails_the_webfetch_case(tmp_path: Path) -> None:
 def test_every_active_requirement_has_a_mutant() -> None:
     """Each requirement the suite claims to check has at least one plausible bug that
     proves its cases can fail."""
-    from conformance.requirements import requirements
+    from capconf.conformance.requirements import requirements
 
     covered = {rid for _, caught_by in MUTANTS.values() for rid in caught_by}
     active = {rid for rid, req in requirements().items() if req.status == "active"}

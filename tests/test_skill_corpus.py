@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from simulator.declarations import KnowledgeDeclaration, NameRef
-from simulator.diagnostics import Location, Mode
-from simulator.kbsearch import run_kb_search
-from simulator.skill_amendments import content_hash
-from simulator.skills import (
+from capconf.simulator.core.diagnostics import Location, Mode
+from capconf.simulator.definition.declarations import KnowledgeDeclaration, NameRef
+from capconf.simulator.knowledge.kbsearch import run_kb_search
+from capconf.simulator.skills.amendments import content_hash
+from capconf.simulator.skills.packages import (
     SkillResolution,
     call_skill_search,
     call_use_skill,

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator.declarations import NameRef
-from simulator.diagnostics import Location, Mode, Severity, WorldSetupError
-from simulator.skill_amendments import AMENDMENT_HEADING, content_hash
-from simulator.skills import (
+from capconf.simulator.core.diagnostics import Location, Mode, Severity, WorldSetupError
+from capconf.simulator.definition.declarations import NameRef
+from capconf.simulator.skills.amendments import AMENDMENT_HEADING, content_hash
+from capconf.simulator.skills.packages import (
     LAYER_ORDER,
     PackageForm,
     Provenance,
@@ -620,12 +620,12 @@ def test_world_layers_are_ordered_and_relative_to_the_workspace(tmp_path: Path) 
     ("\u212aIT", ["\u212ait"]),
 ])
 def test_tokenizer_is_defined_on_code_points(text: str, tokens: list[str]) -> None:
-    from simulator.skill_search import tokenize
+    from capconf.simulator.skills.search import tokenize
     assert tokenize(text) == tokens
 
 
 def test_scores_are_integer_millionths() -> None:
-    from simulator.skill_search import SearchDoc, rank
+    from capconf.simulator.skills.search import SearchDoc, rank
     ranked = rank([SearchDoc("a", "forms"), SearchDoc("b", "other")], "FORMS")
     assert [(r.index, type(r.score)) for r in ranked] == [(0, int)]
     assert ranked[0].score > 0

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.requirements import requirements
-from simulator.spec_tables import regenerate
+from capconf.conformance.requirements import requirements
+from capconf.simulator.spec_tables import regenerate
 
 REPO = Path(__file__).resolve().parent.parent
 SPEC = (REPO / "SPEC.md").read_text(encoding="utf-8")
@@ -44,11 +44,11 @@ def test_every_catalog_id_is_defined() -> None:
 
 
 def test_generated_tables_are_current() -> None:
-    assert regenerate(SPEC) == SPEC, "run: python -m simulator.spec_tables --write SPEC.md"
+    assert regenerate(SPEC) == SPEC, "run: python -m capconf.simulator.spec_tables --write SPEC.md"
 
 
 def test_version_matches_the_reference() -> None:
-    from simulator import SPEC_VERSION
+    from capconf.simulator import SPEC_VERSION
 
     assert f"Spec version: **{SPEC_VERSION}**" in SPEC
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from suite_runner import DRIVER, run_suite
 
-from conformance.client import InProcessTransport, SubprocessTransport
-from conformance.reference import make_dispatcher
+from capconf.conformance.client import InProcessTransport, SubprocessTransport
+from capconf.conformance.reference import make_dispatcher
 
 DEFINITIONS = Path(__file__).resolve().parent / "definitions"
 
@@ -44,7 +44,8 @@ def _script(workspace: Path) -> list[dict[str, Any]]:
 def test_both_transports_answer_identically(tmp_path: Path) -> None:
     script = _script(tmp_path)
     inproc = InProcessTransport(make_dispatcher)
-    sub = SubprocessTransport([sys.executable, "-m", "conformance.cli", "driver"], timeout=30)
+    sub = SubprocessTransport([sys.executable, "-m", "capconf.conformance.cli", "driver"],
+                              timeout=30)
     try:
         a = [json.dumps(inproc.exchange(r), sort_keys=True) for r in script]
         b = [json.dumps(sub.exchange(r), sort_keys=True) for r in script]

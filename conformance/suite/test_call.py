@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cases import default_world
-from conformance.harness import Harness
+from capconf.conformance.cases import default_world
+from capconf.conformance.harness import Harness
 
 ENVELOPE_KEYS = {"ok", "error_code", "error_message", "error_detail", "terminal_for_attempt",
                  "retry_after_ms"}

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from conformance.cases import Case, check_case, default_world, load_cases
-from conformance.harness import Harness
+from capconf.conformance.cases import Case, check_case, default_world, load_cases
+from capconf.conformance.harness import Harness
 
 CASES = load_cases()
 

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.cases import default_world
-from conformance.harness import Harness, codes
+from capconf.conformance.cases import default_world
+from capconf.conformance.harness import Harness, codes
 
 WORLD = default_world()
 ROOT, MAIN = "mem/agents", "mem/main"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cases import default_world
-from conformance.harness import FRAME, Harness
+from capconf.conformance.cases import default_world
+from capconf.conformance.harness import FRAME, Harness
 
 SKILL = "---\nname: refunds\ndescription: How to handle refund requests.\n---\nSteps.\n"
 DEFINITION = """---

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from conformance.cases import default_world
-from conformance.harness import FRAME, Harness
+from capconf.conformance.cases import default_world
+from capconf.conformance.harness import FRAME, Harness
 
 WORLD = default_world()
 REGISTERED: list[str] = WORLD["grantable"]

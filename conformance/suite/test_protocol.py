@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.cases import default_world
-from conformance.driver import Driver
-from conformance.harness import Harness
+from capconf.conformance.cases import default_world
+from capconf.conformance.driver import Driver
+from capconf.conformance.harness import Harness
 
 LEGACY_SIX = {"bash", "read", "write", "edit", "glob", "grep"}
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from conformance.cases import default_world
-from conformance.harness import Harness, codes
+from capconf.conformance.cases import default_world
+from capconf.conformance.harness import Harness, codes
 
 WORLD = default_world()
 LAYERS = ("workspace", "ecosystem-workspace", "system", "ecosystem-user", "plugin")

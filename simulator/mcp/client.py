@@ -25,15 +25,15 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
-from simulator import IMPLEMENTATION_NAME, SPEC_VERSION
-from simulator.mcp.fake_server import (
+from capconf.simulator import IMPLEMENTATION_NAME, SPEC_VERSION
+from capconf.simulator.mcp.fake_server import (
     HANDSHAKE_PROTOCOL_VERSIONS,
     FakeServer,
     Fault,
     JournalWriter,
     load_fake_server_config,
 )
-from simulator.mcp.jsonrpc import (
+from capconf.simulator.mcp.jsonrpc import (
     MAX_MESSAGE_BYTES,
     METHOD_NOT_FOUND,
     ErrorResponse,
@@ -54,7 +54,7 @@ DEFAULT_TIMEOUT_MS = 10_000
 MAX_LIST_PAGES = 100
 """A server whose tools/list cursor never ends is broken; stop following it here."""
 
-FAKE_SERVER_MODULE = "simulator.mcp.fake_server"
+FAKE_SERVER_MODULE = "capconf.simulator.mcp.fake_server"
 
 
 class FailureKind(StrEnum):
@@ -356,7 +356,7 @@ class FakeInvocation:
 
 
 def fake_server_invocation(args: Sequence[str], cwd: Path) -> FakeInvocation | None:
-    """Recognise ``-m simulator.mcp.fake_server CONFIG [--journal FILE]``: only then can
+    """Recognise ``-m capconf.simulator.mcp.fake_server CONFIG [--journal FILE]``: only then can
     the server run in-process. Anything else (a real server, other flags) goes to stdio."""
     if len(args) < 3 or list(args[:2]) != ["-m", FAKE_SERVER_MODULE]:
         return None

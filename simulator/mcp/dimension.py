@@ -1,4 +1,4 @@
-"""The MCP dimension as the skeleton sees it (``simulator.dimension.Dimension``).
+"""The MCP dimension as the skeleton sees it (``capconf.simulator.core.dimension.Dimension``).
 
 Compile resolves ``mcp.servers`` into a scoped resolution (kept as the outcome's state);
 a call builds a :class:`ScopedGateway` over the session's shared server pool from that
@@ -11,12 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from simulator.approval import Action
-from simulator.approval_chain import chain_of, hold, stopped_result
-from simulator.diagnostics import WorldSetupError
-from simulator.dimension import CallContext, CompileContext, DimensionOutcome
-from simulator.envelope import ToolResult, failure
-from simulator.mcp.gateway import (
+from capconf.simulator.approval.chain import chain_of, hold, stopped_result
+from capconf.simulator.approval.decision import Action
+from capconf.simulator.core.diagnostics import WorldSetupError
+from capconf.simulator.core.dimension import CallContext, CompileContext, DimensionOutcome
+from capconf.simulator.core.envelope import ToolResult, failure
+from capconf.simulator.core.mounted import MountedTool
+from capconf.simulator.mcp.gateway import (
     McpResolution,
     McpWorld,
     PendingApproval,
@@ -28,10 +29,9 @@ from simulator.mcp.gateway import (
     parse_mcp_world,
     resolve_mcp,
 )
-from simulator.mounted import MountedTool
 
 if TYPE_CHECKING:
-    from simulator.definition import Definition
+    from capconf.simulator.definition.document import Definition
 
 STATE_KEY = "mcp"
 

@@ -7,7 +7,7 @@ gateway. The core is :class:`FakeServer`, a sans-IO state machine (one line in, 
 :class:`ServerStep` out); :func:`main` is the thin stdio edge, so the in-process path and
 the stdio path run the same code and write the same journal bytes.
 
-Run as ``python -m simulator.mcp.fake_server CONFIG.json --journal FILE``.
+Run as ``python -m capconf.simulator.mcp.fake_server CONFIG.json --journal FILE``.
 
 Config (JSON)::
 
@@ -41,8 +41,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from simulator.diagnostics import PathItem, WorldSetupError
-from simulator.mcp.jsonrpc import (
+from capconf.simulator.core.diagnostics import PathItem, WorldSetupError
+from capconf.simulator.mcp.jsonrpc import (
     INVALID_PARAMS,
     MAX_MESSAGE_BYTES,
     METHOD_NOT_FOUND,
@@ -432,7 +432,7 @@ def serve(config: FakeServerConfig, journal: JournalWriter, stdin: Any, stdout: 
     return 0
 
 
-MODULE = "simulator.mcp.fake_server"
+MODULE = "capconf.simulator.mcp.fake_server"
 
 
 def launch_spec(config: Path, journal: Path | None = None) -> dict[str, Any]:
@@ -450,7 +450,7 @@ def launch_spec(config: Path, journal: Path | None = None) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m simulator.mcp.fake_server")
+    parser = argparse.ArgumentParser(prog="python -m capconf.simulator.mcp.fake_server")
     parser.add_argument("config", type=Path)
     parser.add_argument("--journal", type=Path, default=None)
     ns = parser.parse_args(argv)

@@ -15,13 +15,14 @@ name is simply not a granted server, and the refusal says which servers are.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from simulator.approval import (
+from capconf.simulator.approval.cards import denial
+from capconf.simulator.approval.decision import (
     Action,
     ApprovalPolicy,
     ApprovalRequest,
@@ -30,9 +31,7 @@ from simulator.approval import (
     Verdict,
     decide,
 )
-from simulator.cards import denial
-from simulator.declarations import KnowledgeDeclaration, NameRef
-from simulator.diagnostics import (
+from capconf.simulator.core.diagnostics import (
     Diagnostic,
     DiagnosticKind,
     Mode,
@@ -41,8 +40,10 @@ from simulator.diagnostics import (
     WorldSetupError,
     diagnose,
 )
-from simulator.envelope import ToolResult, failure, success
-from simulator.mcp.client import (
+from capconf.simulator.core.envelope import ToolResult, failure, success
+from capconf.simulator.core.names import ascii_fold, split_terms
+from capconf.simulator.definition.declarations import KnowledgeDeclaration, NameRef
+from capconf.simulator.mcp.client import (
     DEFAULT_TIMEOUT_MS,
     CallResult,
     FailureKind,
@@ -52,8 +53,7 @@ from simulator.mcp.client import (
     fake_server_invocation,
     open_transport,
 )
-from simulator.mcp.fake_server import load_fake_server_config
-from simulator.names import ascii_fold, split_terms
+from capconf.simulator.mcp.fake_server import load_fake_server_config
 
 SEPARATOR = "__"
 SERVER_NAME_MAX = 64
@@ -840,3 +840,23 @@ def _server_failure(server: str, problem: McpFailure) -> ToolResult:
         code, f"MCP server {server!r} failed: {problem.message}", detail,
         terminal_for_attempt=problem.broken,
     )
+
+
+# -- SPEC.md tables (collected by capconf.simulator.spec_tables) -------------------------
+
+def _mcp_error_codes() -> str:
+    rows = ["| error_code | terminal_for_attempt | when |", "|---|---|---|"]
+    rows += [f"| `{code}` | {terminal} | {when} |" for code, terminal, when in ERROR_CODE_TABLE]
+    return "\n".join(rows)
+
+
+def _mcp_limits() -> str:
+    rows = ["| limit | value | unit |", "|---|---|---|"]
+    rows += [f"| {what} | {value} | {unit} |" for what, value, unit in LIMITS]
+    return "\n".join(rows)
+
+
+SPEC_TABLES: dict[str, Callable[[], str]] = {
+    "mcp-error-codes": _mcp_error_codes,
+    "mcp-limits": _mcp_limits,
+}

@@ -11,7 +11,7 @@ import json
 import sys
 import time
 
-from simulator.dispatcher import Dispatcher
+from capconf.simulator.protocol.dispatcher import Dispatcher
 
 
 def main() -> int:

@@ -1,0 +1,344 @@
+"""The one approval chain (APPR-01..05): the published truth table through real calls,
+cards in the parent session with their origin, TaskStop, and delivery without a live
+parent request. Each test names the buggy implementation it is for.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from capconf.conformance.harness import Harness
+from capconf.conformance.suite.mcp_world import (
+    agent_def,
+    call,
+    cards,
+    decide,
+    mcp_call,
+    setup,
+    spawn,
+    standard_world,
+    status,
+)
+
+# -- APPR-01 one decision ------------------------------------------------------------
+
+TIERS = ["confirm-before-change", "auto-within-workspace", "auto-edit", "full-access"]
+ACTIONS = ["read", "write", "edit", "bash", "mcp", "config-tool"]
+TARGETS = ["inside-workspace", "inside-writable-root", "outside"]
+
+
+def expected_verdict(tier: str, action: str, target: str, attendance: str) -> str:
+    """The table of SPEC.md restated as rules."""
+    rank = TIERS.index(tier)
+    if action == "config-tool":
+        verdict = "ask"
+    elif action == "read":
+        verdict = "allow" if tier == "full-access" or target != "outside" else "ask"
+    elif action == "mcp" or tier == "full-access":
+        verdict = "allow" if tier == "full-access" else "ask"
+    elif target == "inside-workspace":
+        verdict = "allow" if rank >= 1 else "ask"
+    elif target == "inside-writable-root" and action in ("write", "edit"):
+        verdict = "allow" if rank >= 2 else "ask"
+    else:
+        verdict = "ask"
+    return "deny" if verdict == "ask" and attendance == "unattended" else verdict
+
+
+@pytest.mark.case("appr.table.every-cell")
+@pytest.mark.req("APPR-01")
+def test_every_cell_of_the_published_table(impl: Harness) -> None:
+    """Bug: any cell of the decision table differs from SPEC.md."""
+    wrong = []
+    for tier, action, target, attendance in itertools.product(
+            TIERS, ACTIONS, TARGETS, ["attended", "unattended"]):
+        got = impl.driver.request("approval.decide", {
+            "tier": tier, "action": action, "target": target, "attendance": attendance})
+        want = expected_verdict(tier, action, target, attendance)
+        if got["verdict"] != want or not got["reason"]:
+            wrong.append((tier, action, target, attendance, got["verdict"], want))
+    assert wrong == []
+
+
+@pytest.mark.case("appr.table.allowlist-and-never-ask")
+@pytest.mark.req("APPR-01", "MCP-03")
+def test_allowlist_precedes_and_never_ask_follows_the_table(impl: Harness) -> None:
+    """Bug: the allow-list is consulted only in some tiers, or never-ask still asks."""
+    for tier in TIERS:
+        allow = impl.driver.request("approval.decide", {
+            "tier": tier, "action": "mcp", "allowlisted": True, "attendance": "unattended"})
+        assert allow["verdict"] == "allow"
+        pinned = impl.driver.request("approval.decide", {
+            "tier": tier, "action": "config-tool", "ask_policy": "never-ask"})
+        assert pinned["verdict"] == "deny"
+
+
+@pytest.mark.case("appr.write.card-then-write")
+@pytest.mark.req("APPR-01", "APPR-02")
+def test_subagent_write_waits_for_the_parent(impl: Harness) -> None:
+    """Bug: write taken from the parent's tool table without the approval hook, so a
+    subagent with write silently escalates."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(name="writer"))
+    pending = call(impl, agent, "write", path="notes.md", content="hello")
+    assert pending["error_code"] == "APPROVAL-PENDING", pending
+    card = pending["error_detail"]["card"]
+    assert card["origin"] == {"agent_id": agent, "agent_name": "writer", "subagent": True}
+    assert (card["tool"], card["action"]) == ("write", "write")
+    assert not (impl.workspace / "notes.md").exists()
+    assert cards(impl) == [card]
+    assert decide(impl, card["id"], "approve")["result"]["ok"] is True
+    assert (impl.workspace / "notes.md").read_text() == "hello"
+
+
+@pytest.mark.case("appr.tier.workspace-roots-outside")
+@pytest.mark.req("APPR-01")
+def test_tiers_distinguish_workspace_writable_roots_and_outside(
+        impl: Harness, tmp_path: Path) -> None:
+    """Bug: the writable-roots list or the workspace boundary is ignored (a `..` path or a
+    symlink counts as inside)."""
+    root = tmp_path / "shared"
+    outside = tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (impl.workspace / "link").symlink_to(outside)
+    expectations = {
+        "auto-within-workspace": {"a.txt": True, str(root / "b.txt"): False,
+                                  "../outside/c.txt": False, "link/d.txt": False},
+        "auto-edit": {"a.txt": True, str(root / "b.txt"): True,
+                      "../outside/c.txt": False, "link/d.txt": False},
+    }
+    for tier, paths in expectations.items():
+        standard_world(impl, tier=tier, roots=[str(root)])
+        agent = spawn(impl, agent_def())
+        for path, direct in paths.items():
+            result = call(impl, agent, "write", path=path, content=tier)
+            assert (result["ok"] is True) == direct, (tier, path, result)
+            if not direct:
+                assert result["error_code"] == "APPROVAL-PENDING"
+    assert not (outside / "c.txt").exists() and not (outside / "d.txt").exists()
+
+
+WIRING_POLICIES = [("confirm-before-change", "attended"), ("auto-within-workspace", "attended"),
+                   ("auto-edit", "attended"), ("auto-edit", "unattended")]
+GATED_TARGETS = {"read": TARGETS, "write": TARGETS, "edit": TARGETS, "bash": TARGETS}
+"""bash is decided at its working directory (`cwd`)."""
+
+
+def _wiring_call(impl: Harness, agent: str, action: str, directory: Path,
+                 label: str) -> tuple[dict[str, Any], Any]:
+    """One gated call landing in ``directory``; returns the result and a probe that
+    says whether the call really took effect."""
+    where = str(directory / f"{label}.txt")
+    if action == "read":
+        Path(where).write_text(f"secret {label}\n", encoding="utf-8")
+        result = call(impl, agent, "read", path=where)
+        return result, lambda r=result: r.get("ok") is True and f"secret {label}" in str(
+            r["content"])
+    if action == "write":
+        result = call(impl, agent, "write", path=where, content=label)
+        return result, lambda: Path(where).exists()
+    if action == "edit":
+        Path(where).write_text("old", encoding="utf-8")
+        result = call(impl, agent, "edit", path=where, old="old", new="new")
+        return result, lambda: Path(where).read_text(encoding="utf-8") == "new"
+    result = call(impl, agent, "bash", command=f"echo {label}", cwd=str(directory))
+    return result, lambda r=result: r.get("error_code") not in (
+        "APPROVAL-PENDING", "APPROVAL-DENIED", "AGENT-STOPPED")
+
+
+@pytest.mark.case("appr.wiring.builtin-calls-follow-the-table")
+@pytest.mark.req("APPR-01")
+def test_read_write_edit_bash_through_tool_call_follow_the_decision(
+        impl: Harness, tmp_path: Path) -> None:
+    """Bug: approval.decide answers the published table but the tools are wired to other
+    rows (bash decided as a read, a read outside the workspace allowed, edit ungated)."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    wrong: list[tuple[str, ...]] = []
+    for tier, attendance in WIRING_POLICIES:
+        setup(impl, tier=tier, attendance=attendance, roots=[str(root)])
+        agent = spawn(impl, agent_def(name="wired"))
+        places = {"inside-workspace": impl.workspace, "inside-writable-root": root,
+                  "outside": outside}
+        for action, targets in GATED_TARGETS.items():
+            for target in targets:
+                label = f"{tier}-{attendance}-{action}-{target}"
+                decided = impl.driver.request("approval.decide", {
+                    "tier": tier, "action": action, "target": target,
+                    "attendance": attendance})["verdict"]
+                want = expected_verdict(tier, action, target, attendance)
+                before = len(cards(impl))
+                result, took_effect = _wiring_call(impl, agent, action, places[target], label)
+                raised = cards(impl)[before:]
+                if result.get("error_code") == "APPROVAL-PENDING":
+                    got = "ask"
+                elif result.get("error_code") == "APPROVAL-DENIED":
+                    got = "deny"
+                else:
+                    got = "allow"
+                effect = took_effect()
+                consistent = (
+                    (got == "allow" and effect and not raised)
+                    or (got == "ask" and not effect and len(raised) == 1
+                        and raised[0]["action"] == action and raised[0]["tool"] == action)
+                    or (got == "deny" and not effect and not raised))
+                if not (got == decided == want and consistent):
+                    wrong.append((label, f"decide={decided}", f"table={want}",
+                                  f"call={got}", f"effect={effect}", f"cards={len(raised)}"))
+    assert wrong == []
+
+
+@pytest.mark.case("appr.card.summary-jcs")
+@pytest.mark.req("APPR-02")
+def test_card_summary_is_rfc8785_canonical_json(impl: Harness) -> None:
+    """Bug: the summary is the runtime's own JSON (Python's sorted json.dumps orders keys
+    by code point and spells 1e16 as 1e+16; insertion order; spaces), so two conforming
+    runtimes show the user different bytes."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    arguments = {"title": "Q3", "\ue000": 0.5, "\U0001f600": [True, None], "n": 1e16,
+                 "a": "\u00e9\n\"", "small": 1e-7, "b": {"z": 1, "y": -0.0}}
+    pending = call(impl, agent, "mcp_call", name="notion__create_page", arguments=arguments)
+    summary = pending["error_detail"]["card"]["summary"]
+    assert summary == ('{"a":"\u00e9\\n\\"","b":{"y":0,"z":1},"n":10000000000000000,'
+                       '"small":1e-7,"title":"Q3","\U0001f600":[true,null],"\ue000":0.5}')
+    long = call(impl, agent, "write", path="long.txt", content="\u00e9" * 300)
+    cut = long["error_detail"]["card"]["summary"]
+    assert cut == ('{"content":"' + "\u00e9" * 188)[:200] + "..."
+    assert len(cut) == 203
+
+
+@pytest.mark.case("appr.unattended.denied-at-once")
+@pytest.mark.req("APPR-01")
+def test_unattended_session_denies_instead_of_asking(impl: Harness) -> None:
+    """Bug: an unattended session raises cards nobody will ever answer."""
+    standard_world(impl, attendance="unattended")
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    for result in (call(impl, agent, "edit", path="a.md", old="x", new="y"),
+                   call(impl, agent, "bash", command="rm -rf /"),
+                   mcp_call(impl, agent, "notion__create_page", title="t")):
+        assert result["error_code"] == "APPROVAL-DENIED", result
+        assert result["terminal_for_attempt"] is True
+    assert cards(impl) == []
+    assert mcp_call(impl, agent, "notion__search_pages")["ok"] is True  # allow-list
+
+
+@pytest.mark.case("appr.same-chain.main-and-mcp")
+@pytest.mark.req("APPR-01", "APPR-02")
+def test_write_and_mcp_cards_share_one_chain(impl: Harness) -> None:
+    """Bug: MCP approvals and file approvals are separate queues with separate ids."""
+    standard_world(impl)
+    first = spawn(impl, agent_def(name="a", servers=["notion"]))
+    second = spawn(impl, agent_def(name="b"))
+    c1 = call(impl, first, "bash", command="make")["error_detail"]["card"]
+    c2 = mcp_call(impl, first, "notion__create_page", title="t")["error_detail"]["card"]
+    c3 = call(impl, second, "write", path="x", content="y")["error_detail"]["card"]
+    listed = cards(impl)
+    assert [c["id"] for c in listed] == [c1["id"], c2["id"], c3["id"]]
+    assert len({c["id"] for c in listed}) == 3
+    assert [c["origin"]["agent_name"] for c in listed] == ["a", "a", "b"]
+
+
+# -- APPR-03 Task --------------------------------------------------------------------
+
+@pytest.mark.case("appr.task.not-an-approval-item")
+@pytest.mark.req("APPR-03")
+def test_task_raises_no_card(impl: Harness) -> None:
+    """Bug: Task is treated as a change and asks for approval."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def())
+    result = call(impl, agent, "Task", subagent="helper", prompt="look around")
+    assert result.get("error_code") not in ("APPROVAL-PENDING", "APPROVAL-DENIED")
+    assert cards(impl) == []
+
+
+# -- APPR-04 suspension and TaskStop -------------------------------------------------
+
+@pytest.mark.case("appr.taskstop.denies-owned-cards")
+@pytest.mark.req("APPR-04")
+def test_task_stop_settles_every_card_of_its_owner_as_denied(impl: Harness) -> None:
+    """Bug: TaskStop leaves the cards pending (the call hangs) or settles other agents'."""
+    standard_world(impl)
+    bg = spawn(impl, agent_def(name="bg"), background=True)
+    other = spawn(impl, agent_def(name="other"), background=True)
+    assert status(impl, bg) == "running"
+    c1 = call(impl, bg, "write", path="1", content="1")["error_detail"]["card"]
+    c2 = call(impl, bg, "bash", command="make")["error_detail"]["card"]
+    c3 = call(impl, other, "write", path="3", content="3")["error_detail"]["card"]
+    assert status(impl, bg) == "suspended"
+    stopped = impl.driver.request("task.stop", {"agent": bg})
+    assert [c["id"] for c in stopped["settled"]] == [c1["id"], c2["id"]]
+    assert {(c["state"], c["settled_by"]) for c in stopped["settled"]} == {
+        ("denied", "task-stop")}
+    assert [r["error_code"] for r in stopped["results"]] == ["APPROVAL-DENIED"] * 2
+    by_id = {c["id"]: c for c in cards(impl)}
+    assert by_id[c3["id"]]["state"] == "pending"
+    assert not [c for c in by_id.values()
+                if c["origin"]["agent_id"] == bg and c["state"] == "pending"]
+    assert status(impl, bg) == "stopped" and status(impl, other) == "suspended"
+    late = impl.driver.request_error("card.decide", {"card": c1["id"], "decision": "approve"})
+    assert late["code"] == "CARD-ALREADY-SETTLED"
+    assert not (impl.workspace / "1").exists()
+    again = call(impl, bg, "write", path="4", content="4")
+    assert again["ok"] is False and again["error_code"] == "AGENT-STOPPED"
+
+
+@pytest.mark.case("appr.card.settles-once")
+@pytest.mark.req("APPR-04", "APPR-02")
+def test_a_card_is_settled_once(impl: Harness) -> None:
+    """Bug: a second answer re-runs or flips a settled card."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def())
+    card = call(impl, agent, "write", path="n", content="1")["error_detail"]["card"]
+    assert decide(impl, card["id"], "deny")["result"]["error_code"] == "APPROVAL-DENIED"
+    error = impl.driver.request_error("card.decide", {"card": card["id"], "decision": "approve"})
+    assert error["code"] == "CARD-ALREADY-SETTLED"
+    assert not (impl.workspace / "n").exists()
+
+
+# -- APPR-05 no live parent request --------------------------------------------------
+
+@pytest.mark.case("appr.residual.pushed-when-live")
+@pytest.mark.req("APPR-05")
+def test_card_is_pushed_while_the_parent_request_is_live(impl: Harness) -> None:
+    """Bug: a pushed card is delivered again by the next pull."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def())
+    card = call(impl, agent, "write", path="n", content="1")["error_detail"]["card"]
+    assert card["delivered"] == "pushed"
+    assert impl.driver.request("snapshot.pull")["delivered"] == []
+
+
+@pytest.mark.case("appr.residual.next-pull-exactly-once")
+@pytest.mark.req("APPR-05")
+def test_card_without_live_request_appears_at_the_next_pull_once(impl: Harness) -> None:
+    """Bug: the card is pushed into the void (lost), or shown at every pull."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(), background=True)
+    impl.driver.request("parent.request.end")
+    card = call(impl, agent, "write", path="n", content="1")["error_detail"]["card"]
+    assert card["delivered"] is None
+    first = impl.driver.request("snapshot.pull")["delivered"]
+    assert [c["id"] for c in first] == [card["id"]] and first[0]["delivered"] == "pulled"
+    assert impl.driver.request("snapshot.pull")["delivered"] == []
+    assert impl.driver.request("parent.request.start")["delivered"] == []
+
+
+@pytest.mark.case("appr.residual.mount-pull")
+@pytest.mark.req("APPR-05")
+def test_the_next_parent_request_pulls_queued_cards(impl: Harness) -> None:
+    """Bug: queued cards only ever show up when someone polls explicitly."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(), background=True)
+    impl.driver.request("parent.request.end")
+    c1 = call(impl, agent, "write", path="a", content="1")["error_detail"]["card"]
+    c2 = call(impl, agent, "bash", command="ls")["error_detail"]["card"]
+    started = impl.driver.request("parent.request.start")["delivered"]
+    assert [c["id"] for c in started] == [c1["id"], c2["id"]]
+    assert impl.driver.request("snapshot.pull")["delivered"] == []

@@ -1,0 +1,157 @@
+"""Bad input: every case ends in a located diagnostic, never a crash or a hang."""
+
+from __future__ import annotations
+
+import pytest
+
+from capconf.conformance.cases import default_world
+from capconf.conformance.harness import FRAME, Harness, codes
+
+WORLD = default_world()
+GOOD = "name: ok\ndescription: fine\ntools: [read]\nprompt: |\n  Line one.\n  Line two.\n"
+
+
+@pytest.mark.case("def.bytes.not-utf8")
+@pytest.mark.req("DEF-03")
+def test_non_utf8_bytes_are_located(impl: Harness) -> None:
+    source = b"name: x\ndescription: caf\xe9 bar\nprompt: y\n"
+    result = impl.parse(source)
+    assert not result["loaded"]
+    [diag] = [d for d in result["diagnostics"] if d["code"] == "DEF-ENCODING"]
+    assert (diag["line"], diag["column"], diag["severity"]) == (2, 17, "error")
+
+
+@pytest.mark.case("def.bytes.bom-and-crlf")
+@pytest.mark.req("DEF-04", "PROMPT-03")
+def test_bom_and_crlf_give_the_same_prompt_as_lf(impl: Harness) -> None:
+    impl.setup(**WORLD)
+    plain = impl.prompt(GOOD)
+    crlf = impl.prompt(b"\xef\xbb\xbf" + GOOD.replace("\n", "\r\n").encode())
+    assert crlf["prompt"] == plain["prompt"] == FRAME + "\n\nLine one.\nLine two.\n"
+
+
+@pytest.mark.case("def.size.over-limit")
+@pytest.mark.req("DEF-03")
+def test_definition_over_one_mebibyte_is_refused(impl: Harness) -> None:
+    filler = "# " + "x" * 1000 + "\n"
+    source = GOOD + filler * 1100  # about 1.1 MB of comments
+    result = impl.parse(source)
+    assert not result["loaded"]
+    assert "DEF-TOO-LARGE" in codes(result)
+
+
+@pytest.mark.case("def.size.at-limit-loads")
+@pytest.mark.req("DEF-03")
+def test_definition_just_under_the_limit_loads(impl: Harness) -> None:
+    filler = "# " + "x" * 1000 + "\n"
+    source = GOOD + filler * 1040
+    assert len(source.encode()) <= 1_048_576
+    result = impl.parse(source)
+    assert result["loaded"], result["diagnostics"]
+
+
+@pytest.mark.case("def.yaml.billion-laughs")
+@pytest.mark.req("DEF-03")
+def test_alias_bomb_is_refused(impl: Harness) -> None:
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, 9):
+        prev, cur = chr(ord("a") + i - 1), chr(ord("a") + i)
+        refs = ",".join([f"*{prev}"] * 9)
+        lines.append(f"{cur}: &{cur} [{refs}]")
+    lines.append("name: bomb\ndescription: bomb\nprompt: x")
+    result = impl.parse("\n".join(lines) + "\n")
+    assert not result["loaded"]
+    [diag] = [d for d in result["diagnostics"] if d["code"] == "DEF-YAML-ALIAS"]
+    assert diag["line"] == 2
+
+
+@pytest.mark.case("def.yaml.deep-nesting")
+@pytest.mark.req("DEF-03")
+def test_deep_nesting_is_refused(impl: Harness) -> None:
+    source = "name: deep\ndescription: d\nextra: " + "[" * 5000 + "]" * 5000 + "\nprompt: x\n"
+    result = impl.parse(source)
+    assert not result["loaded"]
+    assert "DEF-YAML-TOO-DEEP" in codes(result)
+
+
+@pytest.mark.case("def.markdown.empty-file")
+@pytest.mark.req("DEF-03")
+def test_empty_markdown_file_is_a_located_error(impl: Harness) -> None:
+    result = impl.parse("", filename="empty.md")
+    assert not result["loaded"]
+    [diag] = [d for d in result["diagnostics"] if d["code"] == "DEF-NO-FRONT-MATTER"]
+    assert diag["severity"] == "error" and diag["line"] == 1
+
+
+@pytest.mark.case("def.yaml.empty-document")
+@pytest.mark.req("DEF-01", "DEF-02")
+def test_empty_yaml_document_loads_with_missing_key_warnings(impl: Harness) -> None:
+    result = impl.parse("", filename="empty.yaml")
+    assert result["loaded"]
+    missing = [d["path"] for d in result["diagnostics"] if d["code"] == "DEF-MISSING-KEY"]
+    assert sorted(missing) == [["description"], ["name"]]
+    assert all(d["severity"] != "error" for d in result["diagnostics"])
+
+
+def _padded(total_bytes: int) -> str:
+    """A valid definition of exactly ``total_bytes`` UTF-8 bytes, padded with comments of
+    two-byte characters, so counting characters instead of bytes gives the wrong answer."""
+    head = GOOD
+    remaining = total_bytes - len(head.encode())
+    lines = []
+    while remaining > 0:
+        chunk = min(remaining, 1001)
+        if chunk < 3:
+            lines.append("#" * (chunk - 1) + "\n" if chunk > 1 else "\n")
+            remaining -= chunk
+            continue
+        body = chunk - 3  # "# " + ... + "\n"
+        line = "# " + "é" * (body // 2) + "x" * (body % 2) + "\n"
+        lines.append(line)
+        remaining -= len(line.encode())
+    source = head + "".join(lines)
+    assert len(source.encode()) == total_bytes
+    return source
+
+
+@pytest.mark.case("def.size.exact-limit-bytes")
+@pytest.mark.req("DEF-03")
+def test_size_limit_is_exactly_one_mebibyte_of_bytes(impl: Harness) -> None:
+    at_limit = impl.parse(_padded(1_048_576).encode())
+    assert at_limit["loaded"], at_limit["diagnostics"][:3]
+    over = impl.parse(_padded(1_048_577).encode())
+    assert not over["loaded"] and "DEF-TOO-LARGE" in codes(over)
+
+
+def _nested(levels: int) -> str:
+    """`extra` nested so that the document has ``levels`` collections in depth (the top
+    mapping is level 1)."""
+    inner = "[" * (levels - 1) + "]" * (levels - 1)
+    return f"name: deep\ndescription: d\nextra: {inner}\nprompt: x\n"
+
+
+@pytest.mark.case("def.yaml.depth-boundary")
+@pytest.mark.req("DEF-03")
+def test_nesting_limit_is_exactly_32(impl: Harness) -> None:
+    assert impl.parse(_nested(32))["loaded"]
+    over = impl.parse(_nested(33))
+    assert not over["loaded"]
+    [diag] = [d for d in over["diagnostics"] if d["code"] == "DEF-YAML-TOO-DEEP"]
+    assert diag["line"] == 3
+
+
+@pytest.mark.case("def.bytes.lone-cr")
+@pytest.mark.req("DEF-01", "PROMPT-03")
+def test_lone_cr_line_endings_read_as_lf(impl: Harness) -> None:
+    impl.setup(**WORLD)
+    assert impl.prompt(GOOD.replace("\n", "\r"))["prompt"] == impl.prompt(GOOD)["prompt"]
+
+
+@pytest.mark.case("tool.legacy.fallback-once")
+@pytest.mark.req("DEF-05")
+def test_legacy_fallback_is_reported_once(impl: Harness) -> None:
+    impl.setup(grantable=None, not_grantable=[], session_tools=["read", "grep"])
+    result = impl.parse("name: l\ndescription: d\ntools: [read, grep, WebFetch]\nprompt: p\n")
+    fallback = [d for d in result["diagnostics"] if d["code"] == "TOOL-LEGACY-FALLBACK"]
+    assert len(fallback) == 1 and fallback[0]["severity"] == "info"
+    assert result["tools"] == ["read", "grep"]

@@ -1,0 +1,491 @@
+"""The scoped MCP gateway (MCP-01..05).
+
+MCP servers here are the capconf fake servers, launched by command + args exactly as a
+real MCP client launches any server; each writes a journal of every message it
+received, so "the server never saw it" is read from the journal file, not trusted from
+the implementation. Each test names the buggy implementation it is for.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from capconf.conformance.harness import Harness, codes, diagnostics_at
+from capconf.conformance.suite.mcp_world import (
+    CATALOG_INTRO,
+    GATEWAY_TOOLS,
+    GITHUB_TOOLS,
+    NOTION_TOOLS,
+    OBJ,
+    agent_def,
+    call,
+    cards,
+    cases,
+    decide,
+    journal,
+    mcp_call,
+    server,
+    setup,
+    spawn,
+    standard_world,
+    tool_calls,
+)
+
+# -- MCP-01 scoped gateway -----------------------------------------------------------
+
+@pytest.mark.case("mcp.scope.search-lists-declared-only")
+@pytest.mark.req("MCP-01")
+def test_search_lists_only_declared_servers(impl: Harness) -> None:
+    """Bug: the subagent gets the shared gateway and sees every configured server."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    found = call(impl, agent, "mcp_search", query="")
+    assert found["ok"], found
+    assert [t["name"] for t in found["content"]["tools"]] == ["notion__create_page",
+                                                              "notion__search_pages"]
+    assert journal(impl, "github") == []  # never even initialised
+
+
+@pytest.mark.case("mcp.scope.three-tools-and-section")
+@pytest.mark.req("MCP-01", "PROMPT-02")
+def test_declared_servers_mount_the_gateway_tools_and_section(impl: Harness) -> None:
+    """Bug: MCP tools mounted one per server tool, or the section lists every server."""
+    standard_world(impl)
+    source = agent_def(servers=["notion"], tools="[read]")
+    mounted = impl.mounted(source)
+    assert [t for t in mounted["tools"] if t["name"].startswith("mcp_")] == GATEWAY_TOOLS
+    parts = {p["kind"]: p["text"] for p in impl.prompt(source)["parts"]}
+    assert parts["catalog.mcp"] == "## MCP servers\n" + CATALOG_INTRO + "\n- notion"
+    assert journal(impl, "notion") == []  # mounting contacts nobody
+
+
+@pytest.mark.case("mcp.scope.undeclared-mounts-nothing")
+@pytest.mark.req("MCP-01", "PROMPT-03")
+def test_undeclared_mcp_mounts_nothing(impl: Harness) -> None:
+    """Bug: every agent gets the gateway tools whether it declared servers or not."""
+    standard_world(impl)
+    for source in (agent_def(tools="[read]"), agent_def(servers=[], tools="[read]")):
+        names = [t["name"] for t in impl.mounted(source)["tools"]]
+        assert not [n for n in names if n.startswith("mcp_")]
+        assert "catalog.mcp" not in [p["kind"] for p in impl.prompt(source)["parts"]]
+
+
+@pytest.mark.case("mcp.scope.all-unknown-still-mounts")
+@pytest.mark.req("MCP-01", "MCP-02", "MCP-04")
+def test_declared_but_all_unknown_mounts_the_tools_without_a_section(impl: Harness) -> None:
+    """Bug: the gateway tools depend on the settings of the day (a declared but unknown
+    server unmounts them), or an empty grant falls back to the shared gateway."""
+    standard_world(impl)
+    source = agent_def(servers=["jira"], tools="[read]")
+    assert [t["name"] for t in impl.mounted(source)["tools"] if t["name"].startswith("mcp_")] \
+        == ["mcp_search", "mcp_describe", "mcp_call"]
+    parsed = impl.parse(source)
+    assert [d["code"] for d in diagnostics_at(parsed, ["mcp", "servers", 0])] == [
+        "MCP-UNKNOWN-SERVER"]
+    assert "catalog.mcp" not in [p["kind"] for p in impl.prompt(source)["parts"]]
+    agent = spawn(impl, source)
+    found = call(impl, agent, "mcp_search", query="")
+    assert found["ok"] and found["content"]["tools"] == [], found
+    for tool in ("mcp_call", "mcp_describe"):
+        refused = call(impl, agent, tool, name="notion__search_pages")
+        assert refused["error_code"] == "MCP-SERVER-NOT-GRANTED", refused
+        assert refused["error_message"] == (
+            "MCP server 'notion' is not granted to this agent; it was not contacted. "
+            "This agent is granted no MCP servers.")
+        assert refused["error_detail"]["granted_servers"] == []
+    assert journal(impl, "notion") == [] and journal(impl, "github") == []
+
+
+@pytest.mark.case("mcp.scope.canonical-case")
+@pytest.mark.req("MCP-01", "DEF-05")
+def test_a_declaration_in_another_ascii_case_is_granted_under_the_configured_name(
+        impl: Harness) -> None:
+    """Bug: declarations compared exactly (`Notion` is unknown), or the grant keeps the
+    declared spelling so the model is told a name no call can use."""
+    standard_world(impl)
+    source = agent_def(servers=["Notion"], tools="[read]")
+    parsed = impl.parse(source)
+    found = diagnostics_at(parsed, ["mcp", "servers", 0])
+    assert [(d["code"], d["severity"]) for d in found] == [("MCP-SERVER-CANONICALIZED", "info")]
+    parts = {p["kind"]: p["text"] for p in impl.prompt(source)["parts"]}
+    assert parts["catalog.mcp"].endswith("\n- notion")
+    agent = spawn(impl, source)
+    refused = mcp_call(impl, agent, "github__delete_repo")
+    assert refused["error_detail"]["granted_servers"] == [{"name": "notion", "status": "ready"}]
+    assert mcp_call(impl, agent, "notion__search_pages", q="x")["ok"] is True
+    assert mcp_call(impl, agent, "Notion__search_pages")["error_code"] == \
+        "MCP-SERVER-NOT-GRANTED"  # N-3: the model's names stay exact
+
+
+@pytest.mark.case("mcp.scope.unicode-look-alike-declaration")
+@pytest.mark.req("MCP-01", "MCP-04")
+def test_a_unicode_look_alike_declaration_is_unknown(impl: Harness) -> None:
+    """Bug: declarations folded with Unicode case mapping or normalised (KELVIN SIGN,
+    fullwidth letters), so a look-alike is granted."""
+    setup(impl, kb=server(impl, "kb", NOTION_TOOLS))
+    for declared in ("\u212ab", "\uff4b\uff42"):
+        source = agent_def(servers=[declared], tools="[read]")
+        parsed = impl.parse(source)
+        assert [d["code"] for d in diagnostics_at(parsed, ["mcp", "servers", 0])] == [
+            "MCP-UNKNOWN-SERVER"], declared
+        assert "catalog.mcp" not in [p["kind"] for p in impl.prompt(source)["parts"]]
+
+
+@pytest.mark.case("mcp.scope.duplicate-declaration")
+@pytest.mark.req("MCP-01")
+def test_a_server_declared_twice_is_granted_once(impl: Harness) -> None:
+    """Bug: a duplicate is granted (and listed) twice, or dropped without a word."""
+    standard_world(impl)
+    source = agent_def(servers=["notion", "github", "NOTION"], tools="[read]")
+    parsed = impl.parse(source)
+    assert [d["code"] for d in diagnostics_at(parsed, ["mcp", "servers", 2])] == [
+        "MCP-SERVER-DUPLICATE"]
+    assert diagnostics_at(parsed, ["mcp", "servers", 0]) == []
+    parts = {p["kind"]: p["text"] for p in impl.prompt(source)["parts"]}
+    assert parts["catalog.mcp"] == "## MCP servers\n" + CATALOG_INTRO + "\n- github\n- notion"
+    agent = spawn(impl, source)
+    refused = mcp_call(impl, agent, "jira__x")
+    assert refused["error_detail"]["granted_servers"] == [
+        {"name": "github", "status": "ready"}, {"name": "notion", "status": "ready"}]
+
+
+@pytest.mark.case("mcp.catalog.order-and-notes")
+@pytest.mark.req("MCP-01", "MCP-04")
+def test_catalog_lists_servers_in_code_point_order_with_their_notes(impl: Harness) -> None:
+    """Bug: servers listed in declaration order, or a disabled / unconfigured server shown
+    like a ready one (the model calls it and fails instead of telling the user)."""
+    setup(impl,
+          notion=server(impl, "notion", NOTION_TOOLS, description="Notion workspace pages"),
+          crm=server(impl, "crm", GITHUB_TOOLS, enabled=False),
+          sheets={"configured": False, "description": "Spreadsheets"},
+          Zeta=server(impl, "Zeta", GITHUB_TOOLS))
+    source = agent_def(servers=["sheets", "zeta", "notion", "crm"], tools="[read]")
+    parts = {p["kind"]: p["text"] for p in impl.prompt(source)["parts"]}
+    assert parts["catalog.mcp"] == "\n".join([
+        "## MCP servers", CATALOG_INTRO,
+        "- Zeta",
+        "- crm (disabled: the user can enable it in settings)",
+        "- notion: Notion workspace pages",
+        "- sheets (not configured: the user can configure it in settings): Spreadsheets"])
+    agent = spawn(impl, source)
+    found = call(impl, agent, "mcp_search", query="")["content"]
+    assert [t["name"] for t in found["tools"]] == [
+        "Zeta__delete_repo", "notion__create_page", "notion__search_pages"]
+    assert [(u["server"], u["status"]) for u in found["unavailable_servers"]] == [
+        ("crm", "disabled"), ("sheets", "not-configured")]
+    assert journal(impl, "crm") == []
+
+
+def assert_github_refused_uncontacted(impl: Harness, refused: dict[str, Any]) -> None:
+    """The MCP-02 refusal of `github` for an agent granted only `notion`: at once, with
+    the granted list (exact message), terminal, and the server never contacted."""
+    assert refused["ok"] is False and refused["error_code"] == "MCP-SERVER-NOT-GRANTED"
+    assert refused["error_message"] == (
+        "MCP server 'github' is not granted to this agent; it was not contacted. "
+        "Granted MCP servers: notion.")
+    assert refused["error_detail"]["granted_servers"] == [{"name": "notion", "status": "ready"}]
+    assert refused["terminal_for_attempt"] is True
+    assert journal(impl, "github") == []
+
+
+# -- MCP-02 undeclared servers -------------------------------------------------------
+
+@pytest.mark.case("mcp.refusal.lists-granted-servers")
+@pytest.mark.req("MCP-02")
+def test_undeclared_server_is_refused_with_the_granted_list(impl: Harness) -> None:
+    """Bug: the call is forwarded to the server, or the refusal does not say what is
+    granted so the model cannot recover."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    assert_github_refused_uncontacted(impl, mcp_call(impl, agent, "github__delete_repo"))
+    assert tool_calls(impl, "notion") == []
+
+
+@pytest.mark.req("MCP-02", "MCP-01")
+@pytest.mark.parametrize("name", cases("mcp.refusal.hostile-name", [
+    ("title-case", "Notion__search_pages"),
+    ("upper-case", "NOTION__search_pages"),
+    ("cyrillic-o", "n\u043etion__search_pages"),
+    ("fullwidth", "\uff4e\uff4f\uff54\uff49\uff4f\uff4e__search_pages"),
+    ("zero-width", "notion\u200b__search_pages"),
+    ("leading-space", " notion__search_pages"),
+    ("single-underscore", "notion_github__delete_repo"),
+    ("undeclared", "github__delete_repo"),
+]))
+def test_case_games_and_look_alikes_are_not_granted(impl: Harness, name: str) -> None:
+    """Bug: server names folded or normalised, so a variant reaches a server."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    refused = mcp_call(impl, agent, name)
+    assert refused["error_code"] == "MCP-SERVER-NOT-GRANTED", refused
+    assert refused["error_detail"]["granted_servers"] == [{"name": "notion", "status": "ready"}]
+    assert tool_calls(impl, "notion") == [] and journal(impl, "github") == []
+
+
+@pytest.mark.case("mcp.refusal.separator-injection")
+@pytest.mark.req("MCP-02", "MCP-03")
+def test_separator_injection_stays_on_the_named_server(impl: Harness) -> None:
+    """Bug: the qualified name is split at the last `__`, so notion__github__x reaches
+    github."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    result = mcp_call(impl, agent, "notion__github__delete_repo")
+    assert result["error_code"] == "MCP-TOOL-NOT-FOUND"
+    assert result["error_detail"]["server"] == "notion"
+    assert journal(impl, "github") == [] and tool_calls(impl, "notion") == []
+
+
+@pytest.mark.case("mcp.describe.granted-tool")
+@pytest.mark.req("MCP-01", "MCP-03")
+def test_describe_gives_the_schema_and_whether_the_tool_runs_directly(impl: Harness) -> None:
+    """Bug: describe returns another tool's schema, or runs_directly ignores the
+    allow-list."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    listed = call(impl, agent, "mcp_describe", name="notion__search_pages")
+    assert listed == {"ok": True, "content": {
+        "name": "notion__search_pages", "description": "Search Notion pages",
+        "input_schema": NOTION_TOOLS[0]["inputSchema"], "runs_directly": True}}, listed
+    created = call(impl, agent, "mcp_describe", name="notion__create_page")["content"]
+    assert created["input_schema"] == NOTION_TOOLS[1]["inputSchema"]
+    assert created["runs_directly"] is False
+    assert tool_calls(impl, "notion") == []  # describing calls nothing
+
+
+@pytest.mark.case("mcp.describe.undeclared-refused")
+@pytest.mark.req("MCP-02")
+def test_describe_of_an_undeclared_server_is_refused_uncontacted(impl: Harness) -> None:
+    """Bug: describe goes through the shared gateway (lists the server's tools), even if
+    calls are scoped."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    assert_github_refused_uncontacted(
+        impl, call(impl, agent, "mcp_describe", name="github__delete_repo"))
+
+
+@pytest.mark.req("MCP-02", "MCP-01")
+@pytest.mark.parametrize("name", cases("mcp.describe.hostile-name", [
+    ("title-case", "Notion__search_pages"),
+    ("upper-case", "NOTION__search_pages"),
+    ("kelvin", "\u212anotion__search_pages"),
+    ("cyrillic-o", "n\u043etion__search_pages"),
+    ("trailing-space", "notion __search_pages"),
+]))
+def test_describe_matches_server_names_exactly(impl: Harness, name: str) -> None:
+    """Bug: describe folds or normalises server names although mcp_call does not."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    refused = call(impl, agent, "mcp_describe", name=name)
+    assert refused["error_code"] == "MCP-SERVER-NOT-GRANTED", refused
+    assert journal(impl, "notion") == [] and journal(impl, "github") == []
+
+
+@pytest.mark.case("mcp.describe.not-configured")
+@pytest.mark.req("MCP-04")
+def test_describe_of_a_disabled_or_unconfigured_server_says_configure_it(
+        impl: Harness) -> None:
+    """Bug: describe contacts a disabled server anyway, or reports it as not granted."""
+    setup(impl, sheets=server(impl, "sheets", GITHUB_TOOLS, enabled=False),
+          crm={"configured": False})
+    agent = spawn(impl, agent_def(servers=["sheets", "crm"], tools="[read]"))
+    for qualified, state in (("sheets__delete_repo", "disabled"),
+                             ("crm__delete_repo", "not-configured")):
+        refused = call(impl, agent, "mcp_describe", name=qualified)
+        assert refused["error_code"] == "MCP-NOT-CONFIGURED", refused
+        assert refused["error_detail"]["status"] == state
+        assert refused["terminal_for_attempt"] is True
+        assert "settings" in refused["error_message"]
+    assert journal(impl, "sheets") == []
+
+
+@pytest.mark.req("MCP-01", "MCP-02")
+@pytest.mark.parametrize("name", cases("mcp.name.invalid", [
+    ("no-separator", "notion"), ("empty-server", "__search_pages"),
+    ("empty-tool", "notion__"), ("not-a-string", 7)]))
+def test_a_name_that_is_not_server__tool_is_invalid(impl: Harness, name: Any) -> None:
+    """Bug: a bare or malformed name is routed somewhere (or crashes the gateway)."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    for tool in ("mcp_call", "mcp_describe"):
+        result = call(impl, agent, tool, name=name)
+        assert result["error_code"] == "MCP-NAME-INVALID", (tool, result)
+    assert journal(impl, "notion") == [] and journal(impl, "github") == []
+
+
+SEARCH_TOOLS: list[dict[str, Any]] = [
+    {"name": "search_pages", "description": "Search Notion pages", "inputSchema": OBJ},
+    {"name": "create_page", "description": "Create a Notion page", "inputSchema": OBJ},
+    {"name": "bookmark_link", "description": "Save a link for later", "inputSchema": OBJ},
+]
+
+
+@pytest.mark.req("MCP-01")
+@pytest.mark.parametrize("row", cases("mcp.search.query", [
+    ("one-term", ("bookmark", ["notion__bookmark_link"])),
+    ("all-terms", ("page CREATE", ["notion__create_page"])),
+    ("name-or-description", ("notion__ later", ["notion__bookmark_link"])),
+    ("no-match", ("create search", [])),
+    ("unicode-space", ("create\u3000page", ["notion__create_page"])),
+    ("ascii-fold-only", ("\u212a", [])),
+    ("no-fullwidth-fold", ("\uff50\uff41\uff47\uff45", [])),
+    ("blank", (" \t", ["notion__bookmark_link", "notion__create_page",
+                        "notion__search_pages"])),
+]))
+def test_search_filters_by_every_term(impl: Harness, row: tuple[str, list[str]]) -> None:
+    """Bug: the query is ignored (every tool listed), terms are ORed, split on ASCII
+    spaces only, or folded with Unicode case mapping (KELVIN SIGN matches `k`)."""
+    query, expected = row
+    setup(impl, notion=server(impl, "notion", SEARCH_TOOLS))
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    found = call(impl, agent, "mcp_search", query=query)
+    assert found["ok"], found
+    assert [t["name"] for t in found["content"]["tools"]] == expected, query
+
+
+@pytest.mark.case("mcp.errors.tool-server-arguments")
+@pytest.mark.req("MCP-03", "CALL-03")
+def test_tool_errors_server_errors_and_bad_arguments_are_distinct(impl: Harness) -> None:
+    """Bug: a tool's `isError` result is passed off as success, a JSON-RPC error is
+    reported as a tool error (or breaks the connection), or non-object arguments are
+    forwarded to the server."""
+    tools = [
+        {"name": "fails", "inputSchema": OBJ,
+         "results": [{"content": [{"type": "text", "text": "no such page"}], "isError": True}]},
+        {"name": "broken", "inputSchema": OBJ,
+         "results": [{"error": {"code": -32603, "message": "kaput"}}]},
+        {"name": "fine", "inputSchema": OBJ, "results": [{"text": "ok"}]},
+    ]
+    setup(impl, notion=server(impl, "notion", tools, allow=["fails", "broken", "fine"]))
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    failed = mcp_call(impl, agent, "notion__fails")
+    assert (failed["ok"], failed["error_code"]) == (False, "MCP-TOOL-ERROR"), failed
+    assert "no such page" in failed["error_message"]
+    broken = mcp_call(impl, agent, "notion__broken")
+    assert broken["error_code"] == "MCP-SERVER-ERROR", broken
+    assert broken["error_detail"]["rpc_code"] == -32603
+    assert broken["terminal_for_attempt"] is False
+    assert mcp_call(impl, agent, "notion__fine")["ok"] is True  # connection kept
+    before = len(tool_calls(impl, "notion"))
+    bad = call(impl, agent, "mcp_call", name="notion__fine", arguments=["x"])
+    assert bad["error_code"] == "MCP-ARGUMENTS-INVALID", bad
+    assert call(impl, agent, "mcp_search", query=5)["error_code"] == "MCP-ARGUMENTS-INVALID"
+    assert len(tool_calls(impl, "notion")) == before
+
+
+# -- MCP-03 allow-list and cards -----------------------------------------------------
+
+@pytest.mark.case("mcp.allowlist.runs-directly")
+@pytest.mark.req("MCP-03")
+def test_allowlisted_tool_runs_without_a_card(impl: Harness) -> None:
+    """Bug: every MCP call raises a card, or the allow-list is ignored."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    result = mcp_call(impl, agent, "notion__search_pages", q="roadmap")
+    assert result["ok"], result
+    assert result["content"]["content"] == [{"type": "text", "text": '{"q":"roadmap"}'}]
+    assert tool_calls(impl, "notion") == [{"name": "search_pages",
+                                           "arguments": {"q": "roadmap"}}]
+    assert cards(impl) == []
+
+
+@pytest.mark.case("mcp.offlist.card-then-call")
+@pytest.mark.req("MCP-03", "APPR-02")
+def test_offlist_tool_reaches_the_server_only_after_approval(impl: Harness) -> None:
+    """Bug: the off-list tool runs before the user decides, or the card lacks origin."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    pending = mcp_call(impl, agent, "notion__create_page", title="Q3")
+    assert pending["error_code"] == "APPROVAL-PENDING", pending
+    card = pending["error_detail"]["card"]
+    assert card["origin"] == {"agent_id": agent, "agent_name": "researcher", "subagent": True}
+    assert (card["tool"], card["action"], card["state"]) == ("notion__create_page", "mcp",
+                                                             "pending")
+    assert card["summary"] == '{"title":"Q3"}'
+    assert tool_calls(impl, "notion") == []
+    decided = decide(impl, card["id"], "approve")
+    assert decided["card"]["state"] == "approved"
+    assert decided["result"] == {"ok": True, "content": {"content": [
+        {"type": "text", "text": "created"}]}}
+    assert tool_calls(impl, "notion") == [{"name": "create_page", "arguments": {"title": "Q3"}}]
+
+
+@pytest.mark.case("mcp.offlist.denied-never-called")
+@pytest.mark.req("MCP-03", "APPR-01")
+def test_denied_offlist_tool_never_reaches_the_server(impl: Harness) -> None:
+    """Bug: a denied card still lets the call through."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    card = mcp_call(impl, agent, "notion__create_page", title="x")["error_detail"]["card"]
+    decided = decide(impl, card["id"], "deny")
+    assert decided["result"]["error_code"] == "APPROVAL-DENIED"
+    assert tool_calls(impl, "notion") == []
+
+
+# -- MCP-04 disabled / unconfigured --------------------------------------------------
+
+@pytest.mark.case("mcp.not-configured.mounts-with-diagnostic")
+@pytest.mark.req("MCP-04")
+def test_disabled_and_unconfigured_servers_mount_with_their_own_diagnostic(
+        impl: Harness) -> None:
+    """Bug: a disabled server is reported as non-existent (the model gives up instead of
+    the user opening settings), or it is not mounted at all."""
+    setup(impl, sheets=server(impl, "sheets", GITHUB_TOOLS, enabled=False),
+          crm={"configured": False})
+    source = agent_def(servers=["sheets", "crm", "jira"], tools="[read]")
+    for mode in ("parse", "save"):
+        result = impl.parse(source, mode=mode)
+        assert [d["code"] for d in diagnostics_at(result, ["mcp", "servers", 0])] == [
+            "MCP-NOT-CONFIGURED"]
+        assert [d["code"] for d in diagnostics_at(result, ["mcp", "servers", 1])] == [
+            "MCP-NOT-CONFIGURED"]
+        assert [d["code"] for d in diagnostics_at(result, ["mcp", "servers", 2])] == [
+            "MCP-UNKNOWN-SERVER"]
+        assert "settings" in diagnostics_at(result, ["mcp", "servers", 1])[0]["message"]
+    assert impl.save(source)["saved"]  # unknown names are kept and reported (DEF-06)
+    names = [t["name"] for t in impl.mounted(source)["tools"]]
+    assert "mcp_call" in names
+    agent = spawn(impl, source)
+    refused = mcp_call(impl, agent, "sheets__delete_repo")
+    assert refused["error_code"] == "MCP-NOT-CONFIGURED"
+    assert refused["error_detail"]["status"] == "disabled"
+    assert journal(impl, "sheets") == []
+
+
+# -- MCP-05 external systems ---------------------------------------------------------
+
+@pytest.mark.case("mcp.external.not-knowledge")
+@pytest.mark.req("MCP-05")
+def test_external_system_declared_as_knowledge_points_to_mcp(impl: Harness) -> None:
+    """Bug: an external system is silently accepted as a knowledge source."""
+    standard_world(impl)
+    source = ("name: k\ndescription: d\ntools: [read]\nknowledge:\n"
+              "  - {name: notion, glob: ./docs/*.md}\n  - {name: docs, glob: ./docs/*.md}\n"
+              "prompt: P.\n")
+    parsed = impl.parse(source)
+    assert "MCP-EXTERNAL-AS-KNOWLEDGE" in codes(parsed)
+    located = [d for d in parsed["diagnostics"] if d["code"] == "MCP-EXTERNAL-AS-KNOWLEDGE"]
+    assert [d["path"][:2] for d in located] == [["knowledge", 0]]
+    assert "mcp.servers" in located[0]["message"]
+    saved = impl.save(source)
+    assert not saved["saved"]
+
+
+# -- hostile servers -----------------------------------------------------------------
+
+@pytest.mark.req("MCP-01", "MCP-02")
+@pytest.mark.parametrize("fault", cases("mcp.hostile.server-fault", [
+    (f, f) for f in ("hang", "die", "garbage", "oversized", "wrong_id")]))
+def test_a_misbehaving_server_is_a_structured_error_and_widens_nothing(
+        impl: Harness, fault: str) -> None:
+    """Bug: a hung or dying server hangs the agent or crashes the implementation."""
+    tools = [{"name": "search_pages", "inputSchema": OBJ, "results": [{"fault": fault}]}]
+    setup(impl, notion=server(impl, "notion", tools, allow=["search_pages"]),
+          github=server(impl, "github", GITHUB_TOOLS), timeout_ms=500)
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    result = mcp_call(impl, agent, "notion__search_pages")
+    assert result["ok"] is False
+    assert result["error_code"] == "MCP-SERVER-UNAVAILABLE", result
+    assert mcp_call(impl, agent, "github__delete_repo")["error_code"] == "MCP-SERVER-NOT-GRANTED"
+    assert journal(impl, "github") == []

@@ -1,0 +1,520 @@
+"""Parse a subagent definition (YAML document or Markdown with YAML front matter).
+
+One parser serves the form editor and the hand-written ("raw") path alike (DEF-04). It
+never raises on bad input: every problem becomes a located diagnostic whose severity the
+mode decides (DEF-02, DEF-03), and everything declared is kept, even names that resolve
+to nothing, so the caller can show them and the save path can write them back (DEF-06).
+Only a document that cannot be read at all (bad encoding, YAML syntax, aliases, size)
+yields no definition.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from capconf.simulator.core.diagnostics import (
+    Diagnostic,
+    DiagnosticKind,
+    Location,
+    Mode,
+    PathItem,
+    Severity,
+    diagnose,
+)
+from capconf.simulator.core.names import split_names
+from capconf.simulator.definition.declarations import KnowledgeDeclaration, MemoryMode, NameRef
+from capconf.simulator.definition.yamlsource import (
+    LMap,
+    LNode,
+    LScalar,
+    LSeq,
+    SourceError,
+    check_text_size,
+    decode_source,
+    load_lenient_front_matter,
+    load_yaml,
+    location,
+    normalize_newlines,
+    plain,
+)
+
+W, E, INFO = Severity.WARNING, Severity.ERROR, Severity.INFO
+
+
+def _fatal(code: str, summary: str) -> DiagnosticKind:
+    return DiagnosticKind(code, "DEF-03", E, E, summary)
+
+
+DEF_TOO_LARGE = _fatal("DEF-TOO-LARGE", "the source is over 1,048,576 bytes")
+DEF_ENCODING = _fatal("DEF-ENCODING", "the source is not valid UTF-8")
+DEF_YAML_SYNTAX = _fatal("DEF-YAML-SYNTAX", "the YAML cannot be parsed")
+DEF_YAML_ALIAS = _fatal("DEF-YAML-ALIAS", "YAML aliases are refused (alias bombs)")
+DEF_YAML_TOO_DEEP = _fatal("DEF-YAML-TOO-DEEP", "nesting deeper than 32 levels")
+DEF_YAML_TOO_COMPLEX = _fatal("DEF-YAML-TOO-COMPLEX", "more than 20,000 YAML nodes")
+DEF_YAML_COMPLEX_KEY = _fatal("DEF-YAML-COMPLEX-KEY", "a mapping key that is not a scalar")
+DEF_NOT_A_MAPPING = _fatal("DEF-NOT-A-MAPPING", "the document (or front matter) is not a mapping")
+DEF_NO_FRONT_MATTER = _fatal("DEF-NO-FRONT-MATTER",
+                             "a Markdown definition without a closed `---` front matter block")
+DEF_FRONT_MATTER_LENIENT = DiagnosticKind(
+    "DEF-FRONT-MATTER-LENIENT", "DEF-02", W, E,
+    "front matter is not valid YAML; recovered as flat `key: text` lines")
+DEF_MISSING_KEY = DiagnosticKind(
+    "DEF-MISSING-KEY", "DEF-01", W, E, "a required key (name, description) is missing")
+DEF_BAD_NAME = DiagnosticKind(
+    "DEF-BAD-NAME", "DEF-01", W, E,
+    "the name is not 1-64 characters of letters, digits, `-` and `_`")
+DEF_TYPE = DiagnosticKind(
+    "DEF-TYPE", "DEF-03", W, E, "a value has the wrong type; it is not used")
+DEF_DUPLICATE_KEY = DiagnosticKind(
+    "DEF-DUPLICATE-KEY", "DEF-03", W, E, "a mapping key appears twice; the first is kept")
+DEF_UNKNOWN_KEY = DiagnosticKind(
+    "DEF-UNKNOWN-KEY", "DEF-06", W, W, "a key this spec does not define; kept verbatim")
+DEF_MISSPELLED_KEY = DiagnosticKind(
+    "DEF-MISSPELLED-KEY", "DEF-04", W, E,
+    "an unknown key close to a capability key; it grants nothing as written")
+DEF_FOREIGN_KEY = DiagnosticKind(
+    "DEF-FOREIGN-KEY", "DEF-06", INFO, INFO,
+    "a key other runtimes define (model, color); kept verbatim, not interpreted")
+DEF_EMPTY_ENTRY = DiagnosticKind(
+    "DEF-EMPTY-ENTRY", "DEF-06", W, W, "an empty entry in a name list")
+DEF_BODY_CONFLICT = DiagnosticKind(
+    "DEF-BODY-CONFLICT", "DEF-01", W, E,
+    "a Markdown definition also sets `prompt:`; the Markdown body is used")
+DEF_EMPTY_BODY = DiagnosticKind(
+    "DEF-EMPTY-BODY", "DEF-01", W, W, "the definition has no system-prompt body")
+DEF_BAD_MEMORY_MODE = DiagnosticKind(
+    "DEF-BAD-MEMORY-MODE", "MEM-01", W, E,
+    "memory is not one of none, private, shared; treated as none")
+DEF_BAD_KNOWLEDGE = DiagnosticKind(
+    "DEF-BAD-KNOWLEDGE", "KB-01", W, E,
+    "a knowledge entry is not a mapping with string `name` and `glob`")
+
+DIAGNOSTIC_KINDS = (
+    DEF_TOO_LARGE, DEF_ENCODING, DEF_YAML_SYNTAX, DEF_YAML_ALIAS, DEF_YAML_TOO_DEEP,
+    DEF_YAML_TOO_COMPLEX, DEF_YAML_COMPLEX_KEY, DEF_NOT_A_MAPPING, DEF_NO_FRONT_MATTER,
+    DEF_FRONT_MATTER_LENIENT, DEF_MISSING_KEY, DEF_BAD_NAME, DEF_TYPE, DEF_DUPLICATE_KEY,
+    DEF_UNKNOWN_KEY, DEF_MISSPELLED_KEY, DEF_FOREIGN_KEY, DEF_EMPTY_ENTRY, DEF_BODY_CONFLICT,
+    DEF_EMPTY_BODY, DEF_BAD_MEMORY_MODE,
+    DEF_BAD_KNOWLEDGE,
+)
+
+_SOURCE_ERRORS: dict[str, DiagnosticKind] = {
+    "TOO-LARGE": DEF_TOO_LARGE,
+    "ENCODING": DEF_ENCODING,
+    "YAML-SYNTAX": DEF_YAML_SYNTAX,
+    "YAML-ALIAS": DEF_YAML_ALIAS,
+    "YAML-TOO-DEEP": DEF_YAML_TOO_DEEP,
+    "YAML-TOO-COMPLEX": DEF_YAML_TOO_COMPLEX,
+    "YAML-COMPLEX-KEY": DEF_YAML_COMPLEX_KEY,
+}
+
+
+class SourceFormat(StrEnum):
+    YAML = "yaml"
+    MARKDOWN = "markdown"
+
+
+# Keys in canonical (save) order. `prompt` is the body in the YAML-document form only.
+KNOWN_KEYS: tuple[str, ...] = (
+    "name", "description", "tools", "skills", "mcp", "knowledge", "memory", "prompt",
+)
+CAPABILITY_KEYS: tuple[str, ...] = ("skills", "mcp", "knowledge", "memory")
+FOREIGN_KEYS: frozenset[str] = frozenset({"model", "color"})
+_NEAR_MISS_TARGETS: tuple[str, ...] = (*KNOWN_KEYS, "servers", "mcp_servers", "mcp.servers")
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A parsed definition. ``None`` for a capability field means the key is absent;
+    an empty tuple means it is present but empty (both count as "not declared")."""
+
+    format: SourceFormat
+    name: str | None
+    description: str | None
+    body: str
+    tools: tuple[NameRef, ...] | None
+    skills: tuple[NameRef, ...] | None
+    mcp_servers: tuple[NameRef, ...] | None
+    knowledge: tuple[KnowledgeDeclaration, ...] | None
+    memory: MemoryMode | None
+    extra: tuple[tuple[str, Any], ...] = ()
+    memory_location: Location | None = None  # where `memory:` is written, for diagnostics
+
+    @property
+    def memory_mode(self) -> MemoryMode:
+        return self.memory or MemoryMode.NONE
+
+    def declared_dimensions(self) -> frozenset[str]:
+        """Dimensions that count as declared: a non-empty list, or memory other than
+        none (PROMPT-03: an empty list is the same as no key)."""
+        out = set()
+        if self.skills:
+            out.add("skills")
+        if self.knowledge:
+            out.add("knowledge")
+        if self.mcp_servers:
+            out.add("mcp")
+        if self.memory_mode is not MemoryMode.NONE:
+            out.add("memory")
+        return frozenset(out)
+
+    def to_json(self) -> dict[str, Any]:
+        def names(refs: tuple[NameRef, ...] | None) -> list[str] | None:
+            return None if refs is None else [r.name for r in refs]
+
+        return {
+            "format": str(self.format),
+            "name": self.name,
+            "description": self.description,
+            "body": self.body,
+            "tools": names(self.tools),
+            "skills": names(self.skills),
+            "mcp": None if self.mcp_servers is None else {"servers": names(self.mcp_servers)},
+            "knowledge": None if self.knowledge is None else [
+                {"name": k.name, "glob": k.glob} for k in self.knowledge],
+            "memory": None if self.memory is None else str(self.memory),
+            "extra": {k: v for k, v in self.extra},
+        }
+
+
+@dataclass(frozen=True)
+class ParseOutcome:
+    definition: Definition | None
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def detect_format(text: str, filename: str | None) -> SourceFormat:
+    """By extension when there is one; otherwise Markdown iff the text opens with a
+    `---` line and a later `---` line closes the front matter."""
+    if filename:
+        lower = filename.lower()
+        if lower.endswith((".md", ".markdown")):
+            return SourceFormat.MARKDOWN
+        if lower.endswith((".yaml", ".yml")):
+            return SourceFormat.YAML
+    lines = text.split("\n")
+    if lines and lines[0].rstrip() == "---" and any(ln.rstrip() == "---" for ln in lines[1:]):
+        return SourceFormat.MARKDOWN
+    return SourceFormat.YAML
+
+
+def normalize_body(text: str) -> str:
+    """Leading blank lines and trailing whitespace are not part of the body."""
+    lines = text.split("\n")
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    return "\n".join(lines).rstrip()
+
+
+class _Builder:
+    """Accumulates diagnostics while reading one document's mapping."""
+
+    def __init__(self, mode: Mode) -> None:
+        self.mode = mode
+        self.diagnostics: list[Diagnostic] = []
+
+    def add(self, kind: DiagnosticKind, message: str, loc: Location | None = None) -> None:
+        self.diagnostics.append(diagnose(kind, self.mode, message, loc))
+
+    # --- scalars -----------------------------------------------------------------
+    def string(self, key: str, node: LNode) -> str | None:
+        if isinstance(node, LScalar) and node.tag.endswith(":null"):
+            return None
+        if isinstance(node, LScalar) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, LScalar) and node.tag.endswith((":int", ":float", ":bool")):
+            # YAML 1.1 implicit typing: `name: 2024` or `name: yes` is text to a person.
+            return node.text
+        self.add(DEF_TYPE, f"`{key}` must be a string, not a {_kind(node)}. "
+                 f"Write `{key}: some text`.", location((key,), node))
+        return None
+
+    # --- name lists ----------------------------------------------------------------
+    def name_list(self, path: tuple[PathItem, ...], node: LNode) -> tuple[NameRef, ...] | None:
+        """A YAML list of names, or one comma-separated string (the form most runtimes
+        accept for `tools`)."""
+        label = ".".join(str(p) for p in path)
+        if isinstance(node, LScalar) and node.tag.endswith(":null"):
+            return ()
+        refs: list[NameRef] = []
+        if isinstance(node, LScalar):
+            if not isinstance(node.value, str):
+                self.add(DEF_TYPE, f"`{label}` must be a list of names or a comma-separated "
+                         f"string, not a {_kind(node)}.", location(path, node))
+                return None
+            inline = _is_plain_inline(node)
+            for index, (name, offset) in enumerate(split_names(node.text)):
+                col = node.mark.column + offset if inline else node.mark.column
+                loc = Location((*path, index), node.mark.line, col)
+                if not name:
+                    self.add(DEF_EMPTY_ENTRY, f"entry {index} of `{label}` is empty. "
+                             "Remove the extra comma.", loc)
+                    continue
+                refs.append(NameRef(name, loc))
+            return tuple(refs)
+        if isinstance(node, LMap):
+            self.add(DEF_TYPE, f"`{label}` must be a list of names, not a mapping. "
+                     f"Write `{label}: [a, b]`.", location(path, node))
+            return None
+        for index, item in enumerate(node.items):
+            loc = location((*path, index), item)
+            if isinstance(item, LScalar) and not item.tag.endswith(":null") and (
+                    isinstance(item.value, str | int | float | bool)):
+                name = item.text.strip(" \t")
+                if not name:
+                    self.add(DEF_EMPTY_ENTRY, f"entry {index} of `{label}` is empty. "
+                             "Remove it.", loc)
+                    continue
+                refs.append(NameRef(name, loc))
+            else:
+                self.add(DEF_TYPE, f"entry {index} of `{label}` must be a name, not a "
+                         f"{_kind(item)}; it is not used. Write the name as plain text.", loc)
+        return tuple(refs)
+
+    # --- capability values -------------------------------------------------------------
+    def mcp(self, node: LNode) -> tuple[NameRef, ...] | None:
+        if isinstance(node, LScalar) and node.tag.endswith(":null"):
+            return ()
+        if not isinstance(node, LMap):
+            self.add(DEF_TYPE, "`mcp` must be a mapping with a `servers` list. "
+                     "Write `mcp: {servers: [name]}`.", location(("mcp",), node))
+            return None
+        servers: tuple[NameRef, ...] | None = ()
+        for key, value in node.items:
+            if key.text == "servers":
+                servers = self.name_list(("mcp", "servers"), value)
+            else:
+                self.add(DEF_UNKNOWN_KEY, f"`mcp.{key.text}` is not defined; only "
+                         "`mcp.servers` is. It is kept verbatim and has no effect.",
+                         location(("mcp", key.text), key))
+        self._duplicates(("mcp",), node)
+        return servers
+
+    def knowledge(self, node: LNode) -> tuple[KnowledgeDeclaration, ...] | None:
+        if isinstance(node, LScalar) and node.tag.endswith(":null"):
+            return ()
+        if not isinstance(node, LSeq):
+            self.add(DEF_TYPE, "`knowledge` must be a list of {name, glob} entries.",
+                     location(("knowledge",), node))
+            return None
+        out: list[KnowledgeDeclaration] = []
+        for index, item in enumerate(node.items):
+            path: tuple[PathItem, ...] = ("knowledge", index)
+            fields: dict[str, LScalar] = {}
+            if isinstance(item, LMap):
+                for key, value in item.items:
+                    if key.text in ("name", "glob") and isinstance(value, LScalar) and \
+                            isinstance(value.value, str) and value.value.strip():
+                        fields[key.text] = value
+                    elif key.text not in ("name", "glob"):
+                        self.add(DEF_UNKNOWN_KEY, f"`knowledge[{index}].{key.text}` is not "
+                                 "defined (a source has `name` and `glob`); ignored.",
+                                 location((*path, key.text), key))
+            if set(fields) != {"name", "glob"}:
+                missing = sorted({"name", "glob"} - set(fields))
+                self.add(DEF_BAD_KNOWLEDGE, f"knowledge entry {index} needs a string "
+                         f"{' and '.join(f'`{m}`' for m in missing)}; it is not used. Write "
+                         "`- {name: handbook, glob: ./docs/**/*.md}`.", location(path, item))
+                continue
+            name = fields["name"].value.strip()
+            out.append(KnowledgeDeclaration(name, fields["glob"].value,
+                                            location(path, item)))
+        return tuple(out)
+
+    def memory(self, node: LNode) -> MemoryMode | None:
+        if isinstance(node, LScalar) and node.tag.endswith(":null"):
+            return None
+        text = node.text.strip().lower() if isinstance(node, LScalar) else None
+        modes = {m.value: m for m in MemoryMode}
+        if text in modes:
+            return modes[text]
+        shown = node.text if isinstance(node, LScalar) else _kind(node)
+        self.add(DEF_BAD_MEMORY_MODE, f"memory `{shown}` is not a mode; it is treated as "
+                 "`none`. Write `memory: none`, `memory: private` (recommended) or "
+                 "`memory: shared`.", location(("memory",), node))
+        return None
+
+    def _duplicates(self, path: tuple[PathItem, ...], node: LMap) -> None:
+        for key in node.duplicates:
+            self.add(DEF_DUPLICATE_KEY, f"`{'.'.join(map(str, (*path, key.text)))}` appears "
+                     "more than once; the first value is used. Remove the repeat.",
+                     location((*path, key.text), key))
+
+
+def _kind(node: LNode) -> str:
+    if isinstance(node, LMap):
+        return "mapping"
+    if isinstance(node, LSeq):
+        return "list"
+    if node.tag.endswith(":null"):
+        return "null"
+    return type(node.value).__name__ if not isinstance(node.value, str) else "string"
+
+
+def _is_plain_inline(node: LScalar) -> bool:
+    """Column offsets inside a scalar are exact only for plain single-line scalars."""
+    return node.style is None and "\n" not in node.text
+
+
+def _split_front_matter(text: str) -> tuple[str, str, int] | None:
+    """(front matter, body, line number of the first front-matter line) or None."""
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip() != "---":
+        return None
+    for index in range(1, len(lines)):
+        if lines[index].rstrip() in ("---", "..."):
+            return "\n".join(lines[1:index]), "\n".join(lines[index + 1:]), 2
+    return None
+
+
+def parse_definition(
+    source: str | bytes,
+    mode: Mode = Mode.PARSE,
+    fmt: SourceFormat | None = None,
+    filename: str | None = None,
+) -> ParseOutcome:
+    builder = _Builder(mode)
+
+    def fatal(kind: DiagnosticKind, message: str, line: int | None = None,
+              column: int | None = None) -> ParseOutcome:
+        builder.add(kind, message, Location((), line, column))
+        return ParseOutcome(None, tuple(builder.diagnostics))
+
+    try:
+        if isinstance(source, bytes):
+            text = decode_source(source)
+        else:
+            check_text_size(source)
+            text = normalize_newlines(source.removeprefix("\ufeff"))
+    except SourceError as exc:
+        return fatal(_SOURCE_ERRORS[exc.kind], exc.message, exc.line, exc.column)
+
+    fmt = fmt or detect_format(text, filename)
+    body_text: str | None = None
+    line_offset = 0
+    yaml_text = text
+    if fmt is SourceFormat.MARKDOWN:
+        split = _split_front_matter(text)
+        if split is None:
+            return fatal(DEF_NO_FRONT_MATTER, "a Markdown definition must open with a `---` "
+                         "line, then YAML keys, then a closing `---` line, then the body.", 1, 1)
+        yaml_text, body_text, first = split
+        line_offset = first - 1
+
+    try:
+        root = load_yaml(yaml_text, line_offset)
+    except SourceError as exc:
+        recovered = None
+        if fmt is SourceFormat.MARKDOWN and exc.kind == "YAML-SYNTAX":
+            recovered = load_lenient_front_matter(yaml_text, line_offset)
+        if recovered is None:
+            return fatal(_SOURCE_ERRORS[exc.kind], exc.message, exc.line, exc.column)
+        builder.add(DEF_FRONT_MATTER_LENIENT,
+                    f"the front matter is not valid YAML: {exc.problem}. It was read line by "
+                    "line as `key: text` instead; quote the value (e.g. `description: "
+                    "\"...\"`) to make it valid YAML.",
+                    Location((), exc.line, exc.column))
+        root = recovered
+
+    if root is None:
+        root = LMap((), _zero_mark(line_offset))
+    if not isinstance(root, LMap):
+        where = "front matter" if body_text is not None else "document"
+        return fatal(DEF_NOT_A_MAPPING, f"the {where} "
+                     f"must be a mapping of keys (name, description, tools, ...), not a "
+                     f"{_kind(root)}.", root.mark.line, root.mark.column)
+    return ParseOutcome(_read_mapping(builder, root, fmt, body_text), tuple(builder.diagnostics))
+
+
+def _zero_mark(line_offset: int) -> Any:
+    from capconf.simulator.definition.yamlsource import Mark
+
+    return Mark(1 + line_offset, 1)
+
+
+def _read_mapping(builder: _Builder, root: LMap, fmt: SourceFormat,
+                  body_text: str | None) -> Definition:
+    values: dict[str, LNode] = {}
+    keys: dict[str, LScalar] = {}
+    extra: list[tuple[str, Any]] = []
+    for key, value in root.items:
+        key_text = key.text
+        loc = location((key_text,), key)
+        if key_text in KNOWN_KEYS:
+            values[key_text] = value
+            keys[key_text] = key
+        elif key_text in FOREIGN_KEYS:
+            extra.append((key_text, plain(value)))
+            builder.add(DEF_FOREIGN_KEY, f"`{key_text}` is defined by other runtimes, not by "
+                        "this spec; it is kept verbatim and not interpreted.", loc)
+        else:
+            extra.append((key_text, plain(value)))
+            close = difflib.get_close_matches(key_text.lower(), _NEAR_MISS_TARGETS, n=1,
+                                              cutoff=0.75)
+            if close:
+                target = "mcp.servers" if "server" in close[0] else close[0]
+                builder.add(DEF_MISSPELLED_KEY, f"`{key_text}` is not a key of this spec, so it "
+                            f"grants nothing. Did you mean `{target}`? Rename it.", loc)
+            else:
+                builder.add(DEF_UNKNOWN_KEY, f"`{key_text}` is not a key of this spec; it is "
+                            "kept verbatim and has no effect. Remove it if it is a mistake.", loc)
+    builder._duplicates((), root)
+
+    name = builder.string("name", values["name"]) if "name" in values else None
+    description = (builder.string("description", values["description"])
+                   if "description" in values else None)
+    for key_name, value_text in (("name", name), ("description", description)):
+        node = values.get(key_name)
+        is_null = isinstance(node, LScalar) and node.tag.endswith(":null")
+        mistyped = node is not None and value_text is None and not is_null
+        if not mistyped and (value_text is None or not value_text.strip()):
+            where = "front matter" if body_text is not None else "document"
+            builder.add(DEF_MISSING_KEY, f"`{key_name}` is missing or empty. Add "
+                        f"`{key_name}: ...` to the {where}.",
+                        location((key_name,), keys.get(key_name) or root))
+    if name is not None and name.strip() and not _valid_name(name):
+        builder.add(DEF_BAD_NAME, f"name `{name}` must be 1-64 characters of letters, digits, "
+                    "`-` and `_`, starting with a letter or digit. Rename it, e.g. "
+                    f"`{_suggest_name(name)}`.", location(("name",), values["name"]))
+
+    if body_text is not None:
+        body = normalize_body(body_text)
+        if "prompt" in values:
+            builder.add(DEF_BODY_CONFLICT, "a Markdown definition takes its system prompt from "
+                        "the body after the front matter; the `prompt` key is ignored. Move its "
+                        "text into the body and remove the key.",
+                        location(("prompt",), keys["prompt"]))
+            extra.append(("prompt", plain(values["prompt"])))
+    else:
+        raw = builder.string("prompt", values["prompt"]) if "prompt" in values else None
+        body = normalize_body(raw or "")
+    if not body:
+        builder.add(DEF_EMPTY_BODY, "the definition has no system-prompt body, so the subagent "
+                    "gets only the frame. Write its instructions in "
+                    f"{'the body' if body_text is not None else '`prompt: |`'}.",
+                    location(("prompt",) if body_text is None else (), keys.get("prompt") or root))
+
+    tools = builder.name_list(("tools",), values["tools"]) if "tools" in values else None
+    skills = builder.name_list(("skills",), values["skills"]) if "skills" in values else None
+    mcp = builder.mcp(values["mcp"]) if "mcp" in values else None
+    knowledge = builder.knowledge(values["knowledge"]) if "knowledge" in values else None
+    memory = builder.memory(values["memory"]) if "memory" in values else None
+    memory_location = location(("memory",), values["memory"]) if "memory" in values else None
+    return Definition(fmt, name, description, body, tools, skills, mcp, knowledge, memory,
+                      tuple(extra), memory_location)
+
+
+def _valid_name(name: str) -> bool:
+    import re
+
+    return re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}", name) is not None
+
+
+def _suggest_name(name: str) -> str:
+    import re
+
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    return (slug or "my-agent")[:64]

@@ -1,0 +1,296 @@
+"""Load a definition's text into located values, refusing what would hurt.
+
+PyYAML's node graph keeps marks, so every key and scalar can be reported at its line and
+column (DEF-03). Three hostile shapes are refused before anything is built: aliases
+(the "billion laughs" bomb expands on traversal, and definitions never need them), nesting
+deeper than ``MAX_DEPTH`` (PyYAML recurses per level), and documents over
+``MAX_SOURCE_BYTES``. Scalar names are taken from their source text, not YAML 1.1
+implicit typing, so a tool called ``on`` or ``yes`` stays a string.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from capconf.simulator.core.diagnostics import Location
+
+MAX_SOURCE_BYTES = 1_048_576
+MAX_DEPTH = 32
+MAX_NODES = 20_000
+
+
+@dataclass(frozen=True)
+class Mark:
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class LScalar:
+    value: Any
+    text: str
+    tag: str
+    mark: Mark
+    style: str | None = None
+
+
+@dataclass(frozen=True)
+class LSeq:
+    items: tuple[LNode, ...]
+    mark: Mark
+
+
+@dataclass(frozen=True)
+class LMap:
+    items: tuple[tuple[LScalar, LNode], ...]
+    mark: Mark
+    duplicates: tuple[LScalar, ...] = field(default=())
+
+
+LNode = LScalar | LSeq | LMap
+
+
+class SourceError(Exception):
+    """The text cannot be read as a definition at all. ``kind`` is a diagnostic code
+    suffix chosen by the caller's table."""
+
+    def __init__(self, kind: str, message: str, line: int | None, column: int | None,
+                 problem: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.problem = problem or message
+        self.line = line
+        self.column = column
+
+
+def decode_source(data: bytes) -> str:
+    """Strict UTF-8 (a leading BOM is dropped); CRLF and lone CR become LF so the prompt
+    bytes never depend on the editor's line endings."""
+    if len(data) > MAX_SOURCE_BYTES:
+        raise SourceError(
+            "TOO-LARGE",
+            f"the definition is larger than the {MAX_SOURCE_BYTES:,}-byte limit. "
+            "Move long reference material into a knowledge source or a skill.",
+            1,
+            1,
+        )
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start]
+        line = before.count(b"\n") + 1
+        column = len(before.rsplit(b"\n", 1)[-1].decode("utf-8", "replace")) + 1
+        raise SourceError(
+            "ENCODING",
+            f"byte 0x{data[exc.start]:02x} at offset {exc.start} is not valid UTF-8. "
+            "Save the file as UTF-8.",
+            line,
+            column,
+        ) from None
+    return normalize_newlines(text)
+
+
+def normalize_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def check_text_size(text: str) -> None:
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_SOURCE_BYTES:
+        raise SourceError(
+            "TOO-LARGE",
+            f"the definition is larger than the {MAX_SOURCE_BYTES:,}-byte limit. "
+            "Move long reference material into a knowledge source or a skill.",
+            1,
+            1,
+        )
+
+
+def _mark(m: Any, line_offset: int) -> Mark:
+    return Mark(m.line + 1 + line_offset, m.column + 1)
+
+
+def _prescan(text: str, line_offset: int) -> None:
+    """Walk the event stream once: aliases and excessive depth are refused here, before
+    a node graph exists."""
+    depth = 0
+    count = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            count += 1
+            if count > MAX_NODES:
+                m = _mark(event.start_mark, line_offset)
+                raise SourceError(
+                    "YAML-TOO-COMPLEX",
+                    f"the document has more than {MAX_NODES:,} YAML nodes. "
+                    "A definition is a short document; split the data out.",
+                    m.line,
+                    m.column,
+                )
+            if isinstance(event, yaml.AliasEvent):
+                m = _mark(event.start_mark, line_offset)
+                raise SourceError(
+                    "YAML-ALIAS",
+                    f"YAML alias *{event.anchor} is not allowed in a definition. "
+                    "Write the value out in full.",
+                    m.line,
+                    m.column,
+                )
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    m = _mark(event.start_mark, line_offset)
+                    raise SourceError(
+                        "YAML-TOO-DEEP",
+                        f"nesting deeper than {MAX_DEPTH} levels. "
+                        "A definition needs at most three.",
+                        m.line,
+                        m.column,
+                    )
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.MarkedYAMLError as exc:
+        raise _syntax_error(exc, line_offset) from None
+
+
+def _syntax_error(exc: yaml.MarkedYAMLError, line_offset: int) -> SourceError:
+    mark = exc.problem_mark or exc.context_mark
+    problem = exc.problem or exc.context or "invalid YAML"
+    if mark is None:
+        return SourceError("YAML-SYNTAX", f"invalid YAML: {problem}. Fix the syntax.", None, None)
+    m = _mark(mark, line_offset)
+    return SourceError(
+        "YAML-SYNTAX",
+        f"invalid YAML: {problem} (line {m.line}, column {m.column}). "
+        "Quote values that contain ': ' or start with a special character.",
+        m.line,
+        m.column,
+        problem=f"{problem} (line {m.line}, column {m.column})",
+    )
+
+
+_CONSTRUCTOR = yaml.SafeLoader("")
+
+
+def _convert(node: yaml.Node, line_offset: int) -> LNode:
+    mark = _mark(node.start_mark, line_offset)
+    if isinstance(node, yaml.ScalarNode):
+        try:
+            value = _CONSTRUCTOR.construct_object(node, deep=True)
+        except (yaml.YAMLError, ValueError, OverflowError):
+            value = node.value
+        if not isinstance(value, str | int | float | bool | type(None)):
+            value = node.value  # timestamps, binary: keep the source text
+        return LScalar(value=value, text=node.value, tag=node.tag, mark=mark, style=node.style)
+    if isinstance(node, yaml.SequenceNode):
+        return LSeq(items=tuple(_convert(n, line_offset) for n in node.value), mark=mark)
+    assert isinstance(node, yaml.MappingNode)
+    seen: set[str] = set()
+    items: list[tuple[LScalar, LNode]] = []
+    dups: list[LScalar] = []
+    for key_node, value_node in node.value:
+        key = _convert(key_node, line_offset)
+        if not isinstance(key, LScalar):
+            raise SourceError(
+                "YAML-COMPLEX-KEY",
+                "a mapping key must be a plain scalar. Use a simple name as the key.",
+                key.mark.line,
+                key.mark.column,
+            )
+        if key.text in seen:
+            dups.append(key)
+            continue
+        seen.add(key.text)
+        items.append((key, _convert(value_node, line_offset)))
+    return LMap(items=tuple(items), mark=mark, duplicates=tuple(dups))
+
+
+def load_yaml(text: str, line_offset: int = 0) -> LNode | None:
+    """Parse one YAML document into located nodes; None for an empty document."""
+    _prescan(text, line_offset)
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        raise _syntax_error(exc, line_offset) from None
+    except yaml.YAMLError as exc:  # e.g. ComposerError without marks
+        raise SourceError("YAML-SYNTAX", f"invalid YAML: {exc}", None, None) from None
+    if node is None:
+        return None
+    return _convert(node, line_offset)
+
+
+_LENIENT_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*):(?:[ \t]+(.*?))?[ \t]*$")
+_LENIENT_ITEM = re.compile(r"^[ \t]+-[ \t]+(.*?)[ \t]*$")
+
+
+def load_lenient_front_matter(text: str, line_offset: int) -> LMap | None:
+    """Read front matter that strict YAML rejects as flat ``key: text`` lines.
+
+    Real files written for other runtimes put unquoted ``: `` inside descriptions, which
+    strict YAML refuses; those runtimes read such lines as plain text. Recovering them
+    (with a warning in parse mode, an error in save mode) keeps the definition usable
+    without pretending the YAML was valid. Anything beyond flat keys and simple ``- item``
+    lists is not guessed at: None is returned and the syntax error stands.
+    """
+    items: list[tuple[LScalar, LNode]] = []
+    seen: set[str] = set()
+    dups: list[LScalar] = []
+    current_list: list[LNode] | None = None
+    current_key: LScalar | None = None
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        lineno = index + 1 + line_offset
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        item = _LENIENT_ITEM.match(line)
+        if item and current_list is not None:
+            col = line.index("-") + 3
+            current_list.append(LScalar(item.group(1), item.group(1), "str", Mark(lineno, col)))
+            continue
+        m = _LENIENT_KEY.match(line)
+        if not m:
+            return None
+        if current_key is not None and current_list is not None:
+            items.append((current_key, LSeq(tuple(current_list), current_key.mark)))
+        current_key, current_list = None, None
+        key = LScalar(m.group(1), m.group(1), "str", Mark(lineno, 1))
+        raw = m.group(2)
+        if key.text in seen:
+            dups.append(key)
+            continue
+        seen.add(key.text)
+        if raw is None or raw == "":
+            current_key, current_list = key, []
+            continue
+        if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+            raw = raw[1:-1]
+        after = line.index(":") + 1
+        col = after + (len(line[after:]) - len(line[after:].lstrip())) + 1
+        items.append((key, LScalar(raw, raw, "str", Mark(lineno, col))))
+    if current_key is not None and current_list is not None:
+        items.append((current_key, LSeq(tuple(current_list), current_key.mark)))
+    if not items:
+        return None
+    return LMap(tuple(items), Mark(1 + line_offset, 1), tuple(dups))
+
+
+def plain(node: LNode) -> Any:
+    """Located nodes back to JSON-able data (for keys kept verbatim but not interpreted)."""
+    if isinstance(node, LScalar):
+        return node.value
+    if isinstance(node, LSeq):
+        return [plain(n) for n in node.items]
+    return {k.text: plain(v) for k, v in node.items}
+
+
+def location(path: tuple[str | int, ...], node: LNode | LScalar | None) -> Location:
+    if node is None:
+        return Location(path)
+    return Location(path, node.mark.line, node.mark.column)

@@ -1,0 +1,11 @@
+"""The driver protocol, sans-IO: the dispatcher (one request value in, one response value
+out), per-connection session state, the core ops, and the stdio framing at the edge.
+
+The dispatcher only collects op tables: each area keeps its own ``ops.py`` and
+``op_tables`` lists them with their feature groups, which ``hello`` reports.
+
+Requirements: PROTO-01..03
+Spec: SPEC.md section 2
+Suite: conformance/suite/test_protocol.py
+Golden: golden/protocol/
+"""

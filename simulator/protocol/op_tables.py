@@ -1,0 +1,33 @@
+"""Which ops and feature groups this build of the reference serves.
+
+Each capability area adds its op table module here (one line each) and names its
+feature group in FEATURES: `hello` reports exactly this.
+"""
+
+from __future__ import annotations
+
+from capconf.simulator.approval.ops import OPS as MCP_APPROVAL_OPS
+from capconf.simulator.memory.ops import OPS as MEMORY_OPS
+from capconf.simulator.protocol.core_ops import CORE_OPS
+from capconf.simulator.protocol.session import Handler
+from capconf.simulator.skills.ops import OPS as SKILLS_KNOWLEDGE_OPS
+
+FEATURES: tuple[str, ...] = ("def", "tool", "prompt", "call", "memory", "skills", "knowledge",
+                             "mcp", "approval")
+
+OP_TABLES: tuple[dict[str, Handler], ...] = (
+    CORE_OPS,
+    MEMORY_OPS,
+    SKILLS_KNOWLEDGE_OPS,
+    MCP_APPROVAL_OPS,
+)
+
+
+def all_ops() -> dict[str, Handler]:
+    ops: dict[str, Handler] = {}
+    for table in OP_TABLES:
+        clash = set(ops) & set(table)
+        if clash:
+            raise RuntimeError(f"ops defined twice: {sorted(clash)}")
+        ops.update(table)
+    return ops

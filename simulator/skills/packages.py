@@ -1,0 +1,779 @@
+"""The skills dimension: packages on disk, layered discovery, the catalog, use_skill.
+
+A definition's ``skills`` is an allow-list of names (SKILL-01). Each name is looked up in
+five discovery layers, first layer wins; the winner and the layers it hides are reported.
+The prompt gets only name / description / location per visible skill (SKILL-04); bodies
+and references are read when use_skill asks, and a reference can never leave its skill's
+folder (SKILL-05). Parsing a package is pure over its file bytes; discovery and use_skill
+are the thin disk edges.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from capconf.simulator.core.diagnostics import (
+    Diagnostic,
+    DiagnosticKind,
+    Location,
+    Mode,
+    Severity,
+    WorldSetupError,
+    diagnose,
+)
+from capconf.simulator.core.envelope import ToolResult, failure, success
+from capconf.simulator.core.names import ascii_fold
+from capconf.simulator.definition.declarations import NameRef
+from capconf.simulator.skills.amendments import (
+    Amendment,
+    AmendmentOutcome,
+    AmendmentStatus,
+    apply_outcome,
+    content_hash,
+    evaluate,
+)
+from capconf.simulator.skills.search import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    SKILL_SEARCH_SCHEMA,
+    SKILL_SEARCH_TOOL,
+    SearchDoc,
+    rank,
+)
+from capconf.simulator.tools.catalog import ToolSpec
+
+E, W, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
+
+
+class SkillLayer(StrEnum):
+    WORKSPACE = "workspace"
+    ECOSYSTEM_WORKSPACE = "ecosystem-workspace"
+    SYSTEM = "system"
+    ECOSYSTEM_USER = "ecosystem-user"
+    PLUGIN = "plugin"
+
+
+class Provenance(StrEnum):
+    SYSTEM = "system"
+    LEARNED = "learned"
+    USER = "user"
+
+
+# SKILL-01: discovery order, first wins. Second column: the provenance a skill gets when
+# its metadata does not say (SKILL-07): what ships with the product or a plugin is
+# "system"; what sits in a workspace or the user's own ecosystem folder was put there by
+# the user. "learned" is never assumed: only the skill's own metadata can claim it.
+LAYER_TABLE: tuple[tuple[SkillLayer, Provenance], ...] = (
+    (SkillLayer.WORKSPACE, Provenance.USER),
+    (SkillLayer.ECOSYSTEM_WORKSPACE, Provenance.USER),
+    (SkillLayer.SYSTEM, Provenance.SYSTEM),
+    (SkillLayer.ECOSYSTEM_USER, Provenance.USER),
+    (SkillLayer.PLUGIN, Provenance.SYSTEM),
+)
+LAYER_ORDER: tuple[SkillLayer, ...] = tuple(layer for layer, _ in LAYER_TABLE)
+DEFAULT_PROVENANCE: dict[SkillLayer, Provenance] = dict(LAYER_TABLE)
+
+SKILL_NOT_FOUND = DiagnosticKind(
+    "SKILL-NOT-FOUND", "SKILL-03", W, W,
+    "a declared skill is in no discovery layer; its catalog entry is absent")
+SKILL_SHADOWED = DiagnosticKind(
+    "SKILL-SHADOWED", "SKILL-01", INFO, INFO,
+    "a declared skill exists in several layers; the first layer wins")
+SKILL_DUPLICATE_DECLARATION = DiagnosticKind(
+    "SKILL-DUPLICATE-DECLARATION", "SKILL-01", W, W,
+    "a skill is declared twice (names compare case-insensitively); it is kept once")
+SKILL_PACKAGE_INVALID = DiagnosticKind(
+    "SKILL-PACKAGE-INVALID", "SKILL-05", W, W,
+    "a folder in a discovery layer is not a valid skill package; it is not discovered")
+SKILL_DUPLICATE_IN_LAYER = DiagnosticKind(
+    "SKILL-DUPLICATE-IN-LAYER", "SKILL-01", W, W,
+    "two folders of one layer define the same skill name; the first folder wins")
+SKILL_AMENDMENT_HELD_BACK = DiagnosticKind(
+    "SKILL-AMENDMENT-HELD-BACK", "SKILL-08", W, W,
+    "a local amendment was reviewed against a different SKILL.md; it is not applied")
+SKILL_PIN_NOT_GRANTED = DiagnosticKind(
+    "SKILL-PIN-NOT-GRANTED", "SKILL-07", INFO, INFO,
+    "a preferred pin names a skill this subagent does not declare; the pin grants nothing")
+
+DIAGNOSTIC_KINDS: tuple[DiagnosticKind, ...] = (
+    SKILL_NOT_FOUND,
+    SKILL_SHADOWED,
+    SKILL_DUPLICATE_DECLARATION,
+    SKILL_PACKAGE_INVALID,
+    SKILL_DUPLICATE_IN_LAYER,
+    SKILL_AMENDMENT_HELD_BACK,
+    SKILL_PIN_NOT_GRANTED,
+)
+
+# Tool error codes (ToolResult.error_code), with the requirement each serves.
+TOOL_ERROR_CODES: tuple[tuple[str, str, str], ...] = (
+    ("SKILL-BAD-ARGUMENTS", "SKILL-04", "arguments do not match the input schema"),
+    ("SKILL-NOT-GRANTED", "SKILL-01", "the skill is not in this subagent's resolved skills"),
+    ("SKILL-REFERENCE-ESCAPE", "SKILL-05", "the reference path leaves the skill folder"),
+    ("SKILL-REFERENCE-NOT-FOUND", "SKILL-05", "no regular file at that reference path"),
+    ("SKILL-BODY-UNAVAILABLE", "SKILL-04", "SKILL.md cannot be read any more"),
+)
+
+SKILL_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
+SKILL_YAML = "skill.yaml"
+SKILL_MD = "SKILL.md"
+
+
+# --------------------------------------------------------------------------- packages
+
+
+class PackageForm(StrEnum):
+    FOLDER = "folder"  # skill.yaml + SKILL.md (+ references/)
+    SINGLE_FILE = "single-file"  # SKILL.md with YAML front matter
+
+
+@dataclass(frozen=True)
+class SkillPackage:
+    name: str
+    title: str
+    description: str  # whitespace runs (newlines included) collapsed to one space
+    category: str | None
+    include_in_prompt: bool
+    availability: tuple[tuple[str, bool], ...]
+    provenance: Provenance
+    provenance_declared: bool
+    layer: SkillLayer
+    folder: str  # folder name inside the layer
+    folder_path: Path
+    form: PackageForm
+    content_hash: str
+
+
+@dataclass(frozen=True)
+class FrontMatter:
+    data: dict[str, Any]
+    body: str  # the text after the closing `---` line
+    body_line: int  # 1-based line where the body starts
+
+
+class FrontMatterError(ValueError):
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+_FENCE_RE = re.compile(r"(?:---|\.\.\.)[ \t]*\r?\Z")
+
+
+def split_front_matter(text: str) -> FrontMatter | None:
+    """YAML front matter: the file's first line is `---`, closed by a `---` (or `...`)
+    line. None when the file has none. A leading BOM is ignored."""
+    text = text.removeprefix("\ufeff")
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip("\r").rstrip(" \t") != "---":
+        return None
+    for i in range(1, len(lines)):
+        if _FENCE_RE.match(lines[i]):
+            try:
+                data = yaml.safe_load("\n".join(lines[1:i]))
+            except yaml.YAMLError as err:
+                mark = getattr(err, "problem_mark", None)
+                line = mark.line + 2 if mark is not None else None
+                raise FrontMatterError(f"front matter is not valid YAML: {err}", line) from err
+            if data is None:
+                data = {}
+            if not isinstance(data, dict):
+                raise FrontMatterError("front matter must be a YAML mapping", 2)
+            return FrontMatter(data, "\n".join(lines[i + 1:]), i + 2)
+    raise FrontMatterError("front matter is not closed by a `---` line", 1)
+
+
+def _collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _metadata(data: Mapping[str, Any], layer: SkillLayer, where: str
+              ) -> tuple[dict[str, Any] | None, str | None]:
+    """Validate the metadata mapping (skill.yaml or front matter). Returns the fields or
+    the first problem (with the key at fault)."""
+    name = data.get("name")
+    if not isinstance(name, str) or not SKILL_NAME_RE.match(name.strip()):
+        return None, (f"{where}: `name` must be 1-64 letters, digits, `.`, `_` or `-` "
+                      "(starting with a letter or digit)")
+    description = data.get("description")
+    if not isinstance(description, str) or not description.strip():
+        return None, f"{where}: `description` must be a non-empty string"
+    title = data.get("title", name)
+    if not isinstance(title, str):
+        return None, f"{where}: `title` must be a string"
+    category = data.get("category")
+    if category is not None and not isinstance(category, str):
+        return None, f"{where}: `category` must be a string"
+    include = data.get("include_in_prompt", True)
+    if not isinstance(include, bool):
+        return None, f"{where}: `include_in_prompt` must be true or false"
+    availability = data.get("availability", {}) or {}
+    if not isinstance(availability, dict) or not all(
+            isinstance(k, str) and isinstance(v, bool) for k, v in availability.items()):
+        return None, f"{where}: `availability` must map names to true/false"
+    provenance = data.get("provenance")
+    if provenance is not None and provenance not in {p.value for p in Provenance}:
+        return None, f"{where}: `provenance` must be one of system, learned, user"
+    return {
+        "name": name.strip(),
+        "title": _collapse(title),
+        "description": _collapse(description),
+        "category": category,
+        "include_in_prompt": include,
+        "availability": tuple(sorted(availability.items())),
+        "provenance": Provenance(provenance) if provenance else DEFAULT_PROVENANCE[layer],
+        "provenance_declared": provenance is not None,
+    }, None
+
+
+def parse_package(layer: SkillLayer, folder: str, folder_path: Path,
+                  skill_yaml: bytes | None, skill_md: bytes | None
+                  ) -> tuple[SkillPackage | None, str | None, int | None]:
+    """Pure: a package from its file bytes. Returns (package, None, None) or (None,
+    problem, line). skill.yaml, when present, is the metadata (folder form) and any front
+    matter in SKILL.md is then ignored; otherwise SKILL.md's front matter is."""
+    if skill_md is None:
+        return None, f"{SKILL_MD} is missing", None
+    try:
+        md_text = skill_md.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return None, f"{SKILL_MD} is not valid UTF-8 (byte {err.start})", None
+    if skill_yaml is not None:
+        try:
+            data = yaml.safe_load(skill_yaml.decode("utf-8"))
+        except (UnicodeDecodeError, yaml.YAMLError) as err:
+            mark = getattr(err, "problem_mark", None)
+            return None, f"{SKILL_YAML} is not valid YAML: {err}", (
+                mark.line + 1 if mark is not None else None)
+        if not isinstance(data, dict):
+            return None, f"{SKILL_YAML} must be a YAML mapping", 1
+        form, where = PackageForm.FOLDER, SKILL_YAML
+    else:
+        try:
+            front = split_front_matter(md_text)
+        except FrontMatterError as err:
+            return None, f"{SKILL_MD}: {err.message}", err.line
+        if front is None:
+            return None, (f"no {SKILL_YAML} and {SKILL_MD} has no YAML front matter with "
+                          "`name` and `description`"), 1
+        data, form, where = front.data, PackageForm.SINGLE_FILE, f"{SKILL_MD} front matter"
+    fields, problem = _metadata(data, layer, where)
+    if fields is None:
+        return None, problem, None
+    return SkillPackage(layer=layer, folder=folder, folder_path=folder_path, form=form,
+                        content_hash=content_hash(skill_md), **fields), None, None
+
+
+def skill_body(skill_md: bytes) -> str:
+    """What use_skill returns: SKILL.md decoded (bad bytes -> U+FFFD) without its front
+    matter, which is metadata already in the catalog."""
+    text = skill_md.decode("utf-8", "replace").removeprefix("\ufeff")
+    try:
+        front = split_front_matter(text)
+    except FrontMatterError:
+        return text
+    return text if front is None else front.body.lstrip("\r\n")
+
+
+# --------------------------------------------------------------------------- the world
+
+
+@dataclass(frozen=True)
+class SkillWorld:
+    layers: tuple[tuple[SkillLayer, Path], ...] = ()
+    preferred: tuple[str, ...] = ()
+    amendments: tuple[Amendment, ...] = ()
+
+
+def parse_skill_world(args: object, workspace: Path) -> SkillWorld:
+    """`world.setup` args.skills: {"layers": {layer: dir}, "preferred": [name],
+    "amendments": [{"skill", "reviewed_hash", "text"}]}. Relative dirs are relative to
+    the workspace; every named dir must exist."""
+    if args is None:
+        return SkillWorld()
+    if not isinstance(args, dict):
+        raise WorldSetupError(("skills",), "must be an object")
+    unknown = sorted(set(args) - {"layers", "preferred", "amendments"})
+    if unknown:
+        raise WorldSetupError(("skills", unknown[0]),
+                              "unknown key; allowed: layers, preferred, amendments")
+    layers_arg = args.get("layers", {})
+    if not isinstance(layers_arg, dict):
+        raise WorldSetupError(("skills", "layers"), "must map layer names to directories")
+    layers: list[tuple[SkillLayer, Path]] = []
+    for key, directory in layers_arg.items():
+        if key not in {layer.value for layer in SkillLayer}:
+            raise WorldSetupError(("skills", "layers", key),
+                                  f"unknown layer; layers are {', '.join(LAYER_ORDER)}")
+        if not isinstance(directory, str) or not directory:
+            raise WorldSetupError(("skills", "layers", key), "must be a directory path")
+        path = Path(directory)
+        path = path if path.is_absolute() else workspace / path
+        if not path.is_dir():
+            raise WorldSetupError(("skills", "layers", key), f"not a directory: {directory}")
+        layers.append((SkillLayer(key), path))
+    layers.sort(key=lambda lp: LAYER_ORDER.index(lp[0]))
+    preferred = args.get("preferred", [])
+    if not isinstance(preferred, list) or not all(isinstance(p, str) for p in preferred):
+        raise WorldSetupError(("skills", "preferred"), "must be a list of skill names")
+    amendments_arg = args.get("amendments", [])
+    if not isinstance(amendments_arg, list):
+        raise WorldSetupError(("skills", "amendments"), "must be a list")
+    amendments = []
+    for i, row in enumerate(amendments_arg):
+        if not isinstance(row, dict):
+            raise WorldSetupError(("skills", "amendments", i), "must be an object")
+        for key in ("skill", "reviewed_hash", "text"):
+            if not isinstance(row.get(key), str):
+                raise WorldSetupError(("skills", "amendments", i, key), "must be a string")
+        extra = sorted(set(row) - {"skill", "reviewed_hash", "text"})
+        if extra:
+            raise WorldSetupError(("skills", "amendments", i, extra[0]), "unknown key")
+        amendments.append(Amendment(row["skill"], row["reviewed_hash"], row["text"]))
+    return SkillWorld(tuple(layers), tuple(preferred), tuple(amendments))
+
+
+@dataclass(frozen=True)
+class SkillDiscovery:
+    """Every valid package per layer (layer order, folder-name byte order)."""
+
+    packages: tuple[SkillPackage, ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+    def by_layer(self, name: str) -> tuple[SkillPackage, ...]:
+        key = ascii_fold(name)
+        return tuple(p for p in self.packages if ascii_fold(p.name) == key)
+
+
+def _read_optional(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes() if path.is_file() else None
+    except OSError:
+        return None
+
+
+def discover_skills(world: SkillWorld, mode: Mode = Mode.PARSE) -> SkillDiscovery:
+    """The disk edge of discovery: each immediate, non-hidden subfolder of each layer dir
+    holding skill.yaml or SKILL.md is a candidate. Invalid candidates and same-name folders
+    within one layer are reported, never silently merged."""
+    packages: list[SkillPackage] = []
+    diags: list[Diagnostic] = []
+    for layer, directory in world.layers:
+        try:
+            names = sorted((e.name for e in os.scandir(directory)
+                            if not e.name.startswith(".") and e.is_dir()), key=os.fsencode)
+        except OSError:
+            names = []
+        seen: dict[str, str] = {}
+        for folder in names:
+            folder_path = directory / folder
+            skill_yaml = _read_optional(folder_path / SKILL_YAML)
+            skill_md = _read_optional(folder_path / SKILL_MD)
+            if skill_yaml is None and skill_md is None:
+                continue
+            package, problem, line = parse_package(layer, folder, folder_path, skill_yaml,
+                                                   skill_md)
+            where = Location((str(layer), folder), line, 1 if line else None)
+            if package is None:
+                diags.append(diagnose(
+                    SKILL_PACKAGE_INVALID, mode,
+                    f"skill folder `{folder}` in layer {layer}: {problem}. Fix the package "
+                    "metadata; until then the skill is not discovered.", where))
+                continue
+            key = ascii_fold(package.name)
+            if key in seen:
+                diags.append(diagnose(
+                    SKILL_DUPLICATE_IN_LAYER, mode,
+                    f"layer {layer}: folders `{seen[key]}` and `{folder}` both define skill "
+                    f"`{package.name}`; `{seen[key]}` wins. Rename or remove one.", where))
+                continue
+            seen[key] = folder
+            packages.append(package)
+    return SkillDiscovery(tuple(packages), tuple(diags))
+
+
+# --------------------------------------------------------------------------- resolution
+
+
+@dataclass(frozen=True)
+class ResolvedSkill:
+    package: SkillPackage
+    shadowed: tuple[SkillLayer, ...]  # layers holding the same name, hidden by the winner
+    preferred: bool
+    amendment: AmendmentOutcome | None
+    location: str
+
+    @property
+    def listed(self) -> bool:
+        """In the prompt catalog: include_in_prompt, or pinned as preferred (a pinned
+        entry is always shown; the pin grants nothing beyond visibility)."""
+        return self.package.include_in_prompt or self.preferred
+
+    def to_json(self) -> dict[str, Any]:
+        p = self.package
+        return {
+            "name": p.name,
+            "description": p.description,
+            "location": self.location,
+            "title": p.title,
+            "category": p.category,
+            "layer": str(p.layer),
+            "shadowed": [str(layer) for layer in self.shadowed],
+            "include_in_prompt": p.include_in_prompt,
+            "listed": self.listed,
+            "availability": dict(p.availability),
+            "provenance": str(p.provenance),
+            "provenance_declared": p.provenance_declared,
+            "preferred": self.preferred,
+            "form": str(p.form),
+            "content_hash": p.content_hash,
+            "amendment": None if self.amendment is None else self.amendment.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class SkillResolution:
+    skills: tuple[ResolvedSkill, ...]  # declaration order
+    diagnostics: tuple[Diagnostic, ...]
+    amendments: tuple[Amendment, ...] = ()
+
+    def find(self, name: str) -> ResolvedSkill | None:
+        key = ascii_fold(name.strip())
+        for skill in self.skills:
+            if ascii_fold(skill.package.name) == key:
+                return skill
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "skills": [s.to_json() for s in self.skills],
+            "diagnostics": [d.to_json() for d in self.diagnostics],
+        }
+
+
+def skill_location(package: SkillPackage, workspace: Path | None) -> str:
+    """Workspace-relative POSIX path of SKILL.md when it lies in the workspace; else
+    `<layer>:<folder>/SKILL.md`, which never exposes a host path and stays byte-stable
+    across harness temp directories."""
+    if workspace is not None:
+        real = os.path.realpath(package.folder_path / SKILL_MD)
+        root = os.path.realpath(workspace)
+        if real.startswith(root.rstrip(os.sep) + os.sep):
+            return Path(os.path.relpath(real, root)).as_posix()
+    return f"{package.layer}:{package.folder}/{SKILL_MD}"
+
+
+def resolve_skills(declared: Sequence[NameRef] | None, discovery: SkillDiscovery,
+                   world: SkillWorld, mode: Mode, workspace: Path | None = None
+                   ) -> SkillResolution | None:
+    """Declare -> resolve (pure over the discovery). None when `skills` is not declared
+    (absent, null or empty list): no catalog section and no tools (SKILL-02)."""
+    if not declared:
+        return None
+    diags: list[Diagnostic] = list(discovery.diagnostics)
+    resolved: list[ResolvedSkill] = []
+    seen: set[str] = set()
+    pinned = {ascii_fold(p.strip()) for p in world.preferred}
+    searched = ", ".join(str(layer) for layer, _ in world.layers) or "none configured"
+    for ref in declared:
+        key = ascii_fold(ref.name.strip())
+        if key in seen:
+            diags.append(diagnose(
+                SKILL_DUPLICATE_DECLARATION, mode,
+                f"skill `{ref.name}` is declared more than once; it is kept once. Remove "
+                "the repeat.", ref.location))
+            continue
+        seen.add(key)
+        candidates = discovery.by_layer(ref.name.strip())
+        if not candidates:
+            diags.append(diagnose(
+                SKILL_NOT_FOUND, mode,
+                f"skill `{ref.name}` is in no discovery layer (searched: {searched}), so "
+                "it is not in the catalog and use_skill refuses it. Install it or remove "
+                "it from `skills`.", ref.location))
+            continue
+        winner = candidates[0]
+        hidden = tuple(p.layer for p in candidates[1:])
+        if hidden:
+            diags.append(diagnose(
+                SKILL_SHADOWED, mode,
+                f"skill `{winner.name}` comes from layer {winner.layer}; it hides the same "
+                f"name in {', '.join(hidden)}.", ref.location))
+        outcome = None
+        for amendment in world.amendments:
+            if ascii_fold(amendment.skill.strip()) == key:
+                outcome = evaluate(amendment, winner.content_hash)
+                if outcome.status is AmendmentStatus.HELD_BACK:
+                    diags.append(diagnose(
+                        SKILL_AMENDMENT_HELD_BACK, mode,
+                        f"the local amendment to skill `{winner.name}` was reviewed against "
+                        f"{amendment.reviewed_hash} but SKILL.md is now "
+                        f"{winner.content_hash}; it is not applied. Review the amendment "
+                        "against the new body.", ref.location))
+                break
+        resolved.append(ResolvedSkill(winner, hidden, key in pinned, outcome,
+                                      skill_location(winner, workspace)))
+    for pin in world.preferred:
+        if ascii_fold(pin.strip()) not in seen:
+            diags.append(diagnose(
+                SKILL_PIN_NOT_GRANTED, mode,
+                f"skill `{pin}` is pinned as preferred but not declared in `skills`; the pin "
+                "grants nothing. Declare it to use it."))
+    return SkillResolution(tuple(resolved), tuple(diags), world.amendments)
+
+
+SKILLS_HEADING = "## Skills"
+SKILLS_INTRO = ("Load a skill's instructions with use_skill before following it. Skills "
+                "not listed here may still be found with skill_search.")
+SKILLS_NONE_LISTED = "(No skill is listed; find your skills with skill_search.)"
+
+
+def skills_catalog_section(resolution: SkillResolution | None) -> str | None:
+    """SKILL-04: exactly name / description / location per listed skill, declaration
+    order. No section when skills are undeclared or none resolved."""
+    if resolution is None or not resolution.skills:
+        return None
+    lines = [SKILLS_HEADING, SKILLS_INTRO]
+    listed = [s for s in resolution.skills if s.listed]
+    for skill in listed:
+        lines += [f"- name: {skill.package.name}",
+                  f"  description: {skill.package.description}",
+                  f"  location: {skill.location}"]
+    if not listed:
+        lines.append(SKILLS_NONE_LISTED)
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- tools
+
+USE_SKILL_DESCRIPTION = (
+    "Load the full instructions of a skill granted to you, by name, or with `reference` "
+    "one of its reference files (a path relative to the skill's folder, e.g. "
+    "references/api.md). Read a skill before following it."
+)
+USE_SKILL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "minLength": 1},
+        "reference": {"type": "string", "minLength": 1},
+    },
+    "required": ["name"],
+    "additionalProperties": False,
+}
+USE_SKILL_TOOL = ToolSpec("use_skill", USE_SKILL_DESCRIPTION, USE_SKILL_SCHEMA)
+
+
+def skill_tools(resolution: SkillResolution | None) -> tuple[ToolSpec, ...]:
+    """SKILL-02: use_skill and skill_search exist exactly when `skills` is declared."""
+    return () if resolution is None else (USE_SKILL_TOOL, SKILL_SEARCH_TOOL)
+
+
+def _bad_args(args: object, schema: dict[str, Any]) -> ToolResult | None:
+    if not isinstance(args, dict):
+        return failure("SKILL-BAD-ARGUMENTS", "arguments must be an object", {})
+    extra = sorted(set(args) - set(schema["properties"]))
+    if extra:
+        return failure("SKILL-BAD-ARGUMENTS", f"unknown argument(s): {', '.join(extra)}",
+                       {"unknown": extra, "allowed": sorted(schema["properties"])})
+    return None
+
+
+def _not_granted(resolution: SkillResolution, name: str) -> ToolResult:
+    granted = [s.package.name for s in resolution.skills]
+    return failure("SKILL-NOT-GRANTED",
+                   f"skill `{name}` is not granted to this subagent; granted: "
+                   f"{', '.join(granted) or 'none'}",
+                   {"name": name, "granted": granted}, terminal_for_attempt=False)
+
+
+class ReferenceEscape(StrEnum):
+    EMPTY = "empty"
+    CONTROL = "control-character"
+    BACKSLASH = "backslash"
+    ABSOLUTE = "absolute"
+    DRIVE = "drive-or-scheme"
+    PARENT = "parent-segment"
+    SYMLINK = "resolves-outside-skill-folder"
+
+
+# SKILL-05: the lexical rules for a reference, tried in order (the first failing one is the
+# reason). `resolves-outside-skill-folder` is checked on disk after these.
+REFERENCE_RULES: tuple[tuple[ReferenceEscape, str, Callable[[str], bool]], ...] = (
+    (ReferenceEscape.EMPTY, "empty or only whitespace", lambda r: r.strip() == ""),
+    (ReferenceEscape.CONTROL, "any code point below U+0020, or U+007F (NUL included)",
+     lambda r: any(ord(c) < 32 or ord(c) == 127 for c in r)),
+    (ReferenceEscape.BACKSLASH, "contains `\\`", lambda r: "\\" in r),
+    (ReferenceEscape.ABSOLUTE, "starts with `/`", lambda r: r.startswith("/")),
+    (ReferenceEscape.DRIVE, "contains `:`", lambda r: ":" in r),
+    (ReferenceEscape.PARENT, "a `/`-separated segment is `..`",
+     lambda r: ".." in r.split("/")),
+)
+REFERENCE_ON_DISK_RULE = ("the real path (every symlink resolved) is not strictly inside the "
+                          "real skill folder")
+
+
+def check_reference(reference: str) -> ReferenceEscape | None:
+    """The lexical half of SKILL-05's "cannot escape"; containment of the resolved path
+    is checked on disk by use_skill as well."""
+    for reason, _rule, failed in REFERENCE_RULES:
+        if failed(reference):
+            return reason
+    return None
+
+
+def _layer_table() -> str:
+    rows = ["| order | layer | default provenance |", "|---|---|---|"]
+    rows += [f"| {i} | `{layer}` | {prov} |" for i, (layer, prov) in
+             enumerate(LAYER_TABLE, start=1)]
+    return "\n".join(rows)
+
+
+def _reference_table() -> str:
+    rows = ["| reason | rule |", "|---|---|"]
+    rows += [f"| `{reason}` | {rule} |" for reason, rule, _ in REFERENCE_RULES]
+    rows.append(f"| `{ReferenceEscape.SYMLINK}` | {REFERENCE_ON_DISK_RULE} |")
+    return "\n".join(rows)
+
+
+# Generated regions of SPEC.md (see capconf.simulator.spec_tables).
+SPEC_TABLES: dict[str, Callable[[], str]] = {
+    "skill-layers": _layer_table,
+    "skill-reference-rules": _reference_table,
+}
+
+
+def _read_regular(path: str) -> bytes | None:
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+# What one use_skill call returns at most (the body, or a reference file), in UTF-8 bytes
+# of the returned text: a skill is instructions, not a data set; a larger file would eat
+# the context window it was meant to save. The cut is at a character boundary and is
+# reported (`truncated`, `total_bytes`), never silent.
+USE_SKILL_MAX_BYTES = 262_144
+
+
+def _capped(text: str) -> tuple[str, bool, int]:
+    """(text cut to USE_SKILL_MAX_BYTES at a code-point boundary, truncated?, total)."""
+    data = text.encode("utf-8")
+    if len(data) <= USE_SKILL_MAX_BYTES:
+        return text, False, len(data)
+    return data[:USE_SKILL_MAX_BYTES].decode("utf-8", "ignore"), True, len(data)
+
+
+def call_use_skill(resolution: SkillResolution, args: object) -> ToolResult:
+    """Load a granted skill's body (amendment applied or held back, SKILL-08) or one of
+    its reference files (never outside the skill folder, SKILL-05)."""
+    bad = _bad_args(args, USE_SKILL_SCHEMA)
+    if bad is not None:
+        return bad
+    assert isinstance(args, dict)
+    name = args.get("name")
+    reference = args.get("reference")
+    if not isinstance(name, str) or (reference is not None and not isinstance(reference, str)):
+        return failure("SKILL-BAD-ARGUMENTS", "`name` and `reference` must be strings", {})
+    skill = resolution.find(name)
+    if skill is None:
+        return _not_granted(resolution, name)
+    folder = os.path.realpath(skill.package.folder_path)
+    if reference is None:
+        raw = _read_regular(os.path.join(folder, SKILL_MD))
+        if raw is None:
+            return failure("SKILL-BODY-UNAVAILABLE",
+                           f"{SKILL_MD} of skill `{skill.package.name}` cannot be read",
+                           {"name": skill.package.name})
+        outcome = None
+        for amendment in resolution.amendments:
+            if ascii_fold(amendment.skill.strip()) == ascii_fold(skill.package.name):
+                outcome = evaluate(amendment, content_hash(raw))
+                break
+        body, truncated, total = _capped(apply_outcome(skill_body(raw), outcome))
+        return success({
+            "name": skill.package.name,
+            "location": skill.location,
+            "layer": str(skill.package.layer),
+            "provenance": str(skill.package.provenance),
+            "preferred": skill.preferred,
+            "body": body,
+            "truncated": truncated,
+            "total_bytes": total,
+            "amendment": None if outcome is None else outcome.to_json(),
+        })
+    reason = check_reference(reference)
+    target = os.path.realpath(os.path.join(folder, reference)) if reason is None else ""
+    if reason is None and not target.startswith(folder.rstrip(os.sep) + os.sep):
+        reason = ReferenceEscape.SYMLINK
+    if reason is not None:
+        return failure("SKILL-REFERENCE-ESCAPE",
+                       f"reference {reference!r} leaves the folder of skill "
+                       f"`{skill.package.name}` ({reason}); references are paths relative "
+                       "to the skill folder", {"name": skill.package.name,
+                                               "reference": reference, "reason": str(reason)},
+                       terminal_for_attempt=False)
+    data = _read_regular(target)
+    if data is None:
+        return failure("SKILL-REFERENCE-NOT-FOUND",
+                       f"skill `{skill.package.name}` has no file {reference!r}",
+                       {"name": skill.package.name, "reference": reference})
+    text, truncated, total = _capped(data.decode("utf-8", "replace"))
+    return success({
+        "name": skill.package.name,
+        "reference": reference,
+        "text": text,
+        "truncated": truncated,
+        "total_bytes": total,
+    })
+
+
+def call_skill_search(resolution: SkillResolution, args: object) -> ToolResult:
+    """SKILL-06: rank the granted skills (listed or not) by name + description."""
+    bad = _bad_args(args, SKILL_SEARCH_SCHEMA)
+    if bad is not None:
+        return bad
+    assert isinstance(args, dict)
+    query = args.get("query")
+    limit = args.get("limit", DEFAULT_LIMIT)
+    if not isinstance(query, str) or not query.strip():
+        return failure("SKILL-BAD-ARGUMENTS", "`query` must be a non-empty string",
+                       {"field": "query"})
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        return failure("SKILL-BAD-ARGUMENTS", f"`limit` must be an integer 1..{MAX_LIMIT}",
+                       {"field": "limit"})
+    docs = [SearchDoc(s.package.name, s.package.description) for s in resolution.skills]
+    ranked = rank(docs, query)
+    results = []
+    for r in ranked[:limit]:
+        skill = resolution.skills[r.index]
+        results.append({
+            "name": skill.package.name,
+            "description": skill.package.description,
+            "location": skill.location,
+            "score": r.score,
+            "listed": skill.listed,
+            "preferred": skill.preferred,
+            "provenance": str(skill.package.provenance),
+        })
+    return success({"query": query, "results": results, "total_matches": len(ranked)})

@@ -1,0 +1,222 @@
+"""The layout the architecture promises: one import name, one package per area, each area
+saying where its requirements, spec text, suite files and goldens are, no import cycles,
+and no test fixtures inside the product."""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from capconf.conformance.requirements import requirements
+
+REPO = Path(__file__).resolve().parent.parent
+SIMULATOR = REPO / "simulator"
+CONFORMANCE = REPO / "conformance"
+FIELDS = ("Requirements", "Spec", "Suite", "Golden")
+NOT_YET = "(none yet)"
+
+
+# -- one top-level name, no mutants in the product ------------------------------------
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
+    """Built from a clean copy of the tree: a stale ``build/`` folder of an earlier build
+    would otherwise leak old modules into the wheel and hide what this build ships."""
+    out = tmp_path_factory.mktemp("wheel")
+    source = out / "source"
+    shutil.copytree(REPO, source, symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", ".venv", ".tox", "build", "dist", "*.egg-info", "__pycache__", "golden",
+        "tests", ".*_cache", ".hypothesis"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(out), str(source)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [built] = list(out.glob("capconf-*.whl"))
+    return zipfile.ZipFile(built)
+
+
+def test_the_wheel_installs_exactly_one_top_level_name(wheel: zipfile.ZipFile) -> None:
+    names = wheel.namelist()
+    tops = {n.split("/")[0] for n in names}
+    dist_info = {t for t in tops if t.endswith(".dist-info")}
+    assert tops - dist_info == {"capconf"}, sorted(tops)
+    top_level = next(n for n in names if n.endswith(".dist-info/top_level.txt"))
+    assert wheel.read(top_level).decode().split() == ["capconf"]
+
+
+def test_the_wheel_ships_the_suite_data_and_no_mutants(wheel: zipfile.ZipFile) -> None:
+    names = set(wheel.namelist())
+    for needed in ("capconf/simulator/protocol/dispatcher.py",
+                   "capconf/conformance/cli.py", "capconf/conformance/requirements.yaml",
+                   "capconf/conformance/case_ids.txt", "capconf/conformance/pytest.ini",
+                   "capconf/conformance/protocol/ops.json",
+                   "capconf/conformance/cases/definition.yaml",
+                   "capconf/conformance/suite/test_skills.py"):
+        assert needed in names, needed
+    assert [n for n in names if "mutant" in n.lower()] == []
+
+
+def test_no_module_imports_a_generic_top_level_name() -> None:
+    """`simulator` and `conformance` are folders of the repository, not import names:
+    importing them would only work from a clone and would load a second copy."""
+    offenders = []
+    for path in sorted([*REPO.glob("simulator/**/*.py"), *REPO.glob("conformance/**/*.py"),
+                        *REPO.glob("tests/**/*.py"), *REPO.glob("benchmarks/**/*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module] if isinstance(node, ast.ImportFrom) and node.module
+                     and node.level == 0 else [])
+            offenders += [f"{path.relative_to(REPO)}: {n}" for n in names
+                          if n.split(".")[0] in ("simulator", "conformance")]
+    assert offenders == []
+
+
+# -- no import cycles ---------------------------------------------------------------
+
+def _module_graph() -> dict[str, set[str]]:
+    modules: dict[str, Path] = {}
+    for folder in (SIMULATOR, CONFORMANCE):
+        for path in folder.rglob("*.py"):
+            parts = ["capconf", *path.relative_to(REPO).with_suffix("").parts]
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            modules[".".join(parts)] = path
+
+    def owner(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                deps |= {m for a in node.names if (m := owner(a.name))}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    target = owner(f"{node.module}.{alias.name}")
+                    if target != f"{node.module}.{alias.name}":
+                        target = owner(node.module)
+                    if target:
+                        deps.add(target)
+        deps.discard(name)
+        graph[name] = deps
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    component.append(top)
+                    if top == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_cycles() -> None:
+    assert _cycles(_module_graph()) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+# -- one package per area, each saying where its parts are ---------------------------
+
+def _areas() -> dict[str, str]:
+    return {p.parent.name: ast.get_docstring(ast.parse(p.read_text(encoding="utf-8"))) or ""
+            for p in sorted(SIMULATOR.glob("*/__init__.py"))}
+
+
+def _field(doc: str, name: str) -> str:
+    match = re.search(rf"^{name}: (.+)$", doc, re.M)
+    assert match, f"no '{name}:' line"
+    return match.group(1)
+
+
+def _ids(text: str) -> set[str]:
+    """``KB-01..08 APPR-06`` -> {KB-01, ..., KB-08, APPR-06}."""
+    ids: set[str] = set()
+    for prefix, first, last in re.findall(r"([A-Z]+)-(\d+)(?:\.\.(?:[A-Z]+-)?(\d+))?", text):
+        for n in range(int(first), int(last or first) + 1):
+            ids.add(f"{prefix}-{n:02d}")
+    return ids
+
+
+def test_the_simulator_top_level_holds_only_a_handful_of_modules() -> None:
+    assert len(list(SIMULATOR.glob("*.py"))) <= 4
+    assert all((p.parent / "__init__.py").exists()
+               for p in SIMULATOR.rglob("*.py")), "every folder is a package"
+
+
+@pytest.mark.parametrize("area", sorted(_areas()))
+def test_each_area_names_its_requirements_spec_suite_and_goldens(area: str) -> None:
+    doc = _areas()[area]
+    for name in FIELDS:
+        _field(doc, name)
+    assert _ids(_field(doc, "Requirements")) or area == "builtin_tools"
+    suite, golden = _field(doc, "Suite"), _field(doc, "Golden")
+    for part in suite.split() if suite != NOT_YET else ():
+        assert (REPO / part).is_file(), part
+    for part in golden.split() if golden != NOT_YET else ():
+        assert (REPO / part).is_dir(), part
+
+
+def test_every_requirement_suite_file_and_golden_folder_has_an_area() -> None:
+    docs = _areas().values()
+    named_ids = set().union(*(_ids(_field(d, "Requirements")) for d in docs))
+    assert sorted(set(requirements()) - named_ids) == []
+    named_files = {p for d in docs for p in _field(d, "Suite").split()}
+    suite_files = {f"conformance/suite/{p.name}" for p in CONFORMANCE.glob("suite/test_*.py")}
+    data_files = {f"conformance/cases/{p.name}" for p in CONFORMANCE.glob("cases/[!_]*.yaml")}
+    runner = {"conformance/suite/test_cases.py"}  # runs the data cases named by the areas
+    assert sorted((suite_files | data_files) - runner - named_files) == []
+    named_golden = {p.rstrip("/") for d in docs for p in _field(d, "Golden").split()
+                    if _field(d, "Golden") != NOT_YET}
+    golden = {f"golden/{p.name}" for p in (REPO / "golden").iterdir() if p.is_dir()}
+    assert sorted(golden - named_golden) == []
+
+
+def test_the_id_ranges_expand() -> None:
+    assert _ids("KB-01..03 APPR-06") == {"KB-01", "KB-02", "KB-03", "APPR-06"}
