@@ -158,11 +158,15 @@ def cmd_kb_search(ns: argparse.Namespace) -> int:
         return _fail(exc.message)
     finally:
         driver.close()
-    refused = [d for d in agent["diagnostics"]
-               if d["path"][:1] == ["knowledge"] and d["severity"] != "info"]
-    for d in refused:
-        print(f"capconf: {d['code']}: {d['message']}", file=sys.stderr)
-    if refused:
+    # A warning (e.g. the glob reaches a symlink out of the workspace: KB-07 keeps the
+    # source and skips the link) is shown and the search runs; only a source the runtime
+    # dropped, so that kb_search is not mounted, refuses the search.
+    noted = [d for d in agent["diagnostics"]
+             if d["path"][:1] == ["knowledge"] and d["severity"] != "info"]
+    for d in noted:
+        print(f"capconf: {d['severity']}: {d['code']}: {d['message']}", file=sys.stderr)
+    if "kb_search" not in agent.get("tools", ()) or any(
+            d["severity"] == "error" for d in noted):
         return 2
     if not result["ok"]:
         print(json.dumps(result, indent=2, ensure_ascii=False) if ns.json else

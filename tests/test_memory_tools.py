@@ -159,10 +159,21 @@ def test_daily_writes_go_to_the_daily_folder_and_are_never_resident(box: MemoryT
 
 
 def test_entry_size_limit_is_inclusive(box: MemoryToolbox) -> None:
-    ok(box.write({"file": "a.md", "content": "é" * (MAX_ENTRY_BYTES // 2)}))
+    """The limit counts the entry as stored, its newline included (MEM-05/MEM-07)."""
+    ok(box.write({"file": "a.md", "content": "é" * (MAX_ENTRY_BYTES // 2 - 1) + "x\n"}))
+    ok(box.write({"file": "b.md", "content": "x" * (MAX_ENTRY_BYTES - 1)}))
+    detail = err(box.write({"file": "a.md", "content": "x" * MAX_ENTRY_BYTES}),
+                 "MEM-ENTRY-TOO-LARGE")
+    assert detail["bytes"] == MAX_ENTRY_BYTES + 1
     detail = err(box.write({"file": "a.md", "content": "x" * MAX_ENTRY_BYTES + "é"}),
                  "MEM-ENTRY-TOO-LARGE")
-    assert detail["bytes"] == MAX_ENTRY_BYTES + 2
+    assert detail["bytes"] == MAX_ENTRY_BYTES + 3
+
+
+def test_every_accepted_entry_is_resident_in_an_empty_file(box: MemoryToolbox) -> None:
+    """The numbers agree: the largest accepted entry fits the per-file budget."""
+    out = ok(box.write({"file": "c.md", "content": "x" * (MAX_ENTRY_BYTES - 1)}))
+    assert out["size"] == MAX_ENTRY_BYTES and out["within_resident_budget"] is True
 
 
 def test_within_resident_budget_flips_past_4096_bytes(box: MemoryToolbox) -> None:

@@ -6,6 +6,8 @@ parent request. Each test names the buggy implementation it is for.
 from __future__ import annotations
 
 import itertools
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from capconf.conformance.suite.mcp_world import (
     agent_def,
     call,
     cards,
+    cases,
     decide,
     mcp_call,
     setup,
@@ -342,3 +345,83 @@ def test_the_next_parent_request_pulls_queued_cards(impl: Harness) -> None:
     started = impl.driver.request("parent.request.start")["delivered"]
     assert [c["id"] for c in started] == [c1["id"], c2["id"]]
     assert impl.driver.request("snapshot.pull")["delivered"] == []
+
+
+# -- APPR-01: the decision holds for the object actually acted on ----------------------
+
+def _outside_snapshot(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+@pytest.mark.req("APPR-01")
+@pytest.mark.parametrize("where", cases("appr.write.link-planted-while-pending", [
+    ("final-component", "file"), ("parent-directory", "directory")]))
+def test_link_planted_while_the_card_waits_does_not_redirect_the_write(
+        impl: Harness, tmp_path: Path, where: str) -> None:
+    """Bug: the path is resolved when the call is decided and written through a path
+    string once approved, so a symlink planted while the card waits (at the file, or at
+    a directory on its path) sends the approved write to a file outside the workspace.
+    A runtime may refuse the write or write inside the workspace; it MUST NOT write
+    outside."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "notes.txt").write_text("victim\n")
+    setup(impl)  # confirm-before-change: every write waits for a card
+    (impl.workspace / "sub").mkdir()
+    path = "notes.txt" if where == "file" else "sub/notes.txt"
+    agent = spawn(impl, agent_def(name="writer"))
+    pending = call(impl, agent, "write", path=path, content="PLANTED-WRITE")
+    assert pending["error_code"] == "APPROVAL-PENDING", pending
+    before = _outside_snapshot(outside)
+    if where == "file":
+        (impl.workspace / "notes.txt").symlink_to(outside / "notes.txt")
+    else:
+        (impl.workspace / "sub").rename(impl.workspace / "sub.old")
+        (impl.workspace / "sub").symlink_to(outside)
+    outcome = decide(impl, pending["error_detail"]["card"]["id"], "approve")["result"]
+    assert _outside_snapshot(outside) == before, "the approved write landed outside"
+    if outcome["ok"] is True:  # written, then only inside the workspace, not via the link
+        written = impl.workspace / path
+        assert not written.is_symlink() and written.read_text() == "PLANTED-WRITE"
+    else:
+        assert isinstance(outcome.get("error_code"), str) and outcome["error_code"]
+
+
+@pytest.mark.case("appr.edit.link-planted-while-pending")
+@pytest.mark.req("APPR-01")
+def test_link_planted_while_an_edit_waits_does_not_edit_outside(
+        impl: Harness, tmp_path: Path) -> None:
+    """Bug: an approved edit reads and rewrites whatever the path names when the card is
+    settled: a symlink planted meanwhile makes it edit a file outside the workspace."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "a.txt").write_text("one two one\n")
+    setup(impl)
+    (impl.workspace / "a.txt").write_text("one two one\n")
+    agent = spawn(impl, agent_def(name="editor"))
+    pending = call(impl, agent, "edit", path="a.txt", old="two", new="2")
+    assert pending["error_code"] == "APPROVAL-PENDING", pending
+    (impl.workspace / "a.txt").unlink()
+    (impl.workspace / "a.txt").symlink_to(outside / "a.txt")
+    decide(impl, pending["error_detail"]["card"]["id"], "approve")
+    assert (outside / "a.txt").read_text() == "one two one\n"
+
+
+@pytest.mark.req("APPR-01")
+@pytest.mark.parametrize("tool", cases("appr.fifo.never-blocks", [
+    ("read", "read"), ("write", "write"), ("edit", "edit")]))
+def test_a_fifo_where_a_file_was_gets_an_answer(impl: Harness, tool: str) -> None:
+    """Bug: read/write/edit open a FIFO in the workspace like a file and block forever
+    (the harness' per-request timeout shows it as a hang). A FIFO is not a regular file:
+    the call MUST answer, with a structured error, and nothing reads or writes it."""
+    setup(impl, tier="full-access")
+    os.mkfifo(impl.workspace / "pipe.txt")
+    agent = spawn(impl, agent_def(name="piper"))
+    args: dict[str, Any] = {"path": "pipe.txt"}
+    if tool == "write":
+        args["content"] = "x"
+    if tool == "edit":
+        args.update(old="a", new="b")
+    result = call(impl, agent, tool, **args)
+    assert result["ok"] is False and isinstance(result["error_code"], str), result
+    assert stat.S_ISFIFO(os.lstat(impl.workspace / "pipe.txt").st_mode)

@@ -631,3 +631,43 @@ def test_symlink_planted_after_mounting_is_refused_at_search(kb: Harness,
     assert [h["path"] for h in out["content"]["hits"]] == ["docs/inside.md"]
     assert {"path": "docs/late.md", "reason": "symlink-outside-workspace"} in (
         out["content"]["skipped"])
+
+
+# --------------------------------------------------------------------------- KB-07 races
+
+
+@pytest.mark.case("kb.symlink.dir-swapped-after-spawn")
+@pytest.mark.req("KB-07")
+def test_directory_swapped_for_a_link_after_mounting_leaks_nothing(kb: Harness,
+                                                                   tmp_path: Path) -> None:
+    """Catches a walk that checks directories when the definition is compiled (or lists a
+    directory through its path after checking it): the source's directory is replaced by
+    a symlink to an outside folder between compile and search, and the search must not
+    return a line of that folder."""
+    kb.write("docs/inside.md", "inside needle\n")
+    kb.write("docs/deep/more.md", "more needle\n")
+    agent = spawn(kb, [("kb", "docs/**/*.md")])
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "inside.md").write_text(f"{CANARY} needle\n")
+    (outside / "deep" / "more.md").write_text(f"{CANARY} needle\n")
+    (kb.workspace / "docs").rename(kb.workspace / "docs.old")
+    (kb.workspace / "docs").symlink_to(outside)
+    out = kb.driver.request("tool.call", {"agent": agent, "tool": "kb_search",
+                                          "args": {"query": f"needle {CANARY}"}})
+    assert CANARY not in str(out), out
+    if out["ok"] is True:
+        assert out["content"]["hits"] == []
+
+
+@pytest.mark.case("kb.fifo.skipped-not-blocking")
+@pytest.mark.req("KB-07")
+def test_a_fifo_matched_by_the_glob_is_skipped_without_blocking(kb: Harness) -> None:
+    """Catches a search that opens every matched name for reading: a FIFO blocks the open
+    (the harness' per-request timeout shows it as a hang). It is no regular file: skip it,
+    search the rest."""
+    kb.write("docs/a.md", "needle\n")
+    os.mkfifo(kb.workspace / "docs" / "pipe.md")
+    got = hits(kb, "docs/*.md", "needle")
+    assert [h[0] for h in pairs(got)] == ["docs/a.md"]
+    assert "docs/pipe.md" in [s["path"] for s in got.get("skipped", [])]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -752,3 +753,39 @@ def test_unknown_layer_is_a_world_error(sk: Skills) -> None:
     error = sk.impl.setup_error(**WORLD, skills={"layers": {"global": str(sk.root)}})
     assert error["code"] == "world_invalid"
     assert error["path"][:4] == ["args", "skills", "layers", "global"]
+
+
+# --------------------------------------------------------------------------- SKILL-05 races
+
+
+@pytest.mark.case("skill.reference.dir-swapped-after-spawn")
+@pytest.mark.req("SKILL-05")
+def test_references_folder_swapped_for_a_link_leaks_nothing(sk: Skills) -> None:
+    """Catches a runtime that checks the skill folder once (at discovery or spawn) and
+    later opens references through a path: the `references` folder is replaced by a link
+    to an outside folder holding a file of the same name."""
+    agent = _reference_world(sk)
+    outside = sk.root / "outside"
+    outside.mkdir()
+    (outside / "api.md").write_text("TOP-SECRET\n")
+    refs = sk.layer("system") / "guide" / "references"
+    refs.rename(refs.with_name("references.old"))
+    refs.symlink_to(outside)
+    out = sk.call(agent, "use_skill", {"name": "guide", "reference": "references/api.md"})
+    assert "TOP-SECRET" not in str(out), out
+    assert (out["ok"], out["error_code"]) == (False, "SKILL-REFERENCE-ESCAPE")
+    assert out["error_detail"]["reason"] == "resolves-outside-skill-folder"
+
+
+@pytest.mark.case("skill.reference.fifo")
+@pytest.mark.req("SKILL-05")
+def test_a_fifo_reference_is_not_found_and_never_blocks(sk: Skills) -> None:
+    """Catches a reference opened like any file: a FIFO blocks the open forever (the
+    harness' per-request timeout shows it as a hang). It is not a regular file."""
+    d = package(sk.layer("system"), "guide", "name: guide\ndescription: A guide\n", "G\n")
+    (d / "references").mkdir()
+    os.mkfifo(d / "references" / "pipe.md")
+    sk.setup()
+    agent = sk.spawn(["guide"])
+    out = sk.call(agent, "use_skill", {"name": "guide", "reference": "references/pipe.md"})
+    assert (out["ok"], out["error_code"]) == (False, "SKILL-REFERENCE-NOT-FOUND")

@@ -288,12 +288,36 @@ def classify_target(
 def resolve_target(path: str, workspace: Path, writable_roots: tuple[Path, ...] = ()) -> Target:
     """Edge: resolve symlinks on disk first, so a link inside the workspace that points
     outside is classified by where the write would really land."""
-    real = Path(posixpath.join(str(workspace), path)).resolve()
-    return classify_target(
-        real.as_posix(),
-        PurePosixPath(workspace.resolve().as_posix()),
-        tuple(PurePosixPath(r.resolve().as_posix()) for r in writable_roots),
-    )
+    return locate(path, workspace, writable_roots).target
+
+
+@dataclass(frozen=True)
+class Located:
+    """Where a path really lands when it is decided: the target class, the root the
+    decision is about (the workspace, the writable root, or ``/`` for outside) and the
+    link-free path below that root. The action later runs on exactly this path with no
+    link followed, so a link planted after the decision cannot redirect it (APPR-01)."""
+
+    target: Target
+    root: Path
+    rel: str
+
+
+def locate(path: str, workspace: Path, writable_roots: tuple[Path, ...] = ()) -> Located:
+    try:
+        real = Path(posixpath.join(str(workspace), path)).resolve()
+    except (OSError, RuntimeError):  # a link loop: decided lexically, acted on as written
+        real = Path(posixpath.normpath(posixpath.join(str(workspace), path)))
+    ws = PurePosixPath(workspace.resolve().as_posix())
+    roots = tuple(PurePosixPath(r.resolve().as_posix()) for r in writable_roots)
+    target = classify_target(real.as_posix(), ws, roots)
+    base = PurePosixPath("/")
+    if target is Target.WORKSPACE:
+        base = ws
+    elif target is Target.WRITABLE_ROOT:
+        base = next(r for r in roots if _within(PurePosixPath(real.as_posix()), r))
+    rel = PurePosixPath(real.as_posix()).relative_to(base).as_posix()
+    return Located(target, Path(base), "" if rel == "." else rel)
 
 
 # -- SPEC.md tables (capconf.simulator.spec_tables collects every module's SPEC_TABLES) --

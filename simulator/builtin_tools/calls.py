@@ -10,33 +10,56 @@ never executed by the reference (it answers ``not_simulated`` once allowed).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from capconf.simulator.approval.chain import chain_of, gate
-from capconf.simulator.approval.decision import Action, ApprovalRequest, Target, resolve_target
+from capconf.simulator.approval.decision import (
+    Action,
+    ApprovalRequest,
+    Located,
+    Target,
+    locate,
+    resolve_target,
+)
 from capconf.simulator.core.dimension import CallContext
 from capconf.simulator.core.envelope import ToolResult, failure, success
 from capconf.simulator.core.world import World
+from capconf.simulator.files import FileAccessError, Reason, Root, read_fd
 
 READ_LIMIT_BYTES = 262_144
 
+# A refusal of the file layer -> (tool error code, what to tell the model). A link or an
+# escape found when the action runs means the path changed since it was decided: the
+# decision does not cover the new object, so nothing is done (APPR-01).
+_CHANGED = ("target_changed", "changed since the decision (a symlink appeared on the path); "
+            "nothing was done")
+_REFUSALS: dict[Reason, tuple[str, str]] = {
+    Reason.LINK: _CHANGED,
+    Reason.OUTSIDE: _CHANGED,
+    Reason.LOOP: _CHANGED,
+    Reason.SPECIAL: ("not_a_regular_file", "is a FIFO, socket or device, not a regular file"),
+}
 
-def _read_file(target: Path, path: str, args: dict[str, Any]) -> ToolResult:
-    if not target.is_file():
-        return failure("not_found", f"`{path}` is not a file", {"path": path})
+
+def _refused(exc: FileAccessError, path: str, code: str, message: str) -> ToolResult:
+    code, message = _REFUSALS.get(exc.reason, (code, message))
+    return failure(code, f"`{path}` {message}", {"path": path, "reason": str(exc.reason)})
+
+
+def _read_file(where: Located, path: str, args: dict[str, Any]) -> ToolResult:
     offset = args.get("offset", 1)
     limit = args.get("limit")
+    try:
+        with Root.open(where.root) as root:
+            data, _st, _rel = root.read_bytes(where.rel, READ_LIMIT_BYTES + 1)
+    except FileAccessError as exc:
+        return _refused(exc, path, "not_found", "is not a file")
     if (not isinstance(offset, int) or isinstance(offset, bool) or offset < 1
             or (limit is not None and (not isinstance(limit, int) or limit < 1))):
         return failure("bad_arguments", "`offset` and `limit` must be positive integers", {})
-    try:
-        with target.open("rb") as handle:
-            data = handle.read(READ_LIMIT_BYTES + 1)
-    except OSError as exc:
-        return failure("not_found", f"cannot read `{path}`: {exc.strerror or exc}",
-                       {"path": path})
     text = data[:READ_LIMIT_BYTES].decode("utf-8", "replace")
     lines = text.split("\n")
     chosen = lines[offset - 1: offset - 1 + (len(lines) if limit is None else limit)]
@@ -52,9 +75,9 @@ def call_read(args: dict[str, Any], world: World, ctx: CallContext) -> ToolResul
     if path is None:
         return failure("bad_arguments", "`path` must be a non-empty path string",
                        {"argument": "path"})
-    where = resolve_target(path, world.workspace, _roots(ctx))
-    file = _absolute(world, path)
-    return _gated("read", Action.READ, where, args, ctx, lambda: _read_file(file, path, args))
+    where = locate(path, world.workspace, _roots(ctx))
+    return _gated("read", Action.READ, where.target, args, ctx,
+                  lambda: _read_file(where, path, args))
 
 
 def _path_arg(args: dict[str, Any]) -> str | None:
@@ -64,30 +87,34 @@ def _path_arg(args: dict[str, Any]) -> str | None:
     return path
 
 
-def _absolute(world: World, path: str) -> Path:
-    return (world.workspace / path).resolve()
-
-
-def _do_write(target: Path, path: str, content: str) -> ToolResult:
+def _do_write(where: Located, path: str, content: str) -> ToolResult:
+    data = content.encode("utf-8")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8")
-    except OSError as exc:
-        return failure("write_failed", f"cannot write `{path}`: {exc.strerror or exc}",
-                       {"path": path})
-    return success({"path": path, "bytes": len(content.encode("utf-8"))})
+        with Root.open(where.root) as root:
+            root.write(where.rel, data)
+    except FileAccessError as exc:
+        return _refused(exc, path, "write_failed", f"cannot be written ({exc.reason})")
+    return success({"path": path, "bytes": len(data)})
 
 
-def _do_edit(target: Path, path: str, old: str, new: str) -> ToolResult:
+def _do_edit(where: Located, path: str, old: str, new: str) -> ToolResult:
     try:
-        text = target.read_text(encoding="utf-8")
+        with Root.open(where.root) as root:
+            opened = root.open_file(where.rel)
+            try:
+                raw = read_fd(opened.fd, opened.stat.st_size + 1)
+            finally:
+                os.close(opened.fd)
+        text = raw.decode("utf-8")
+    except FileAccessError as exc:
+        return _refused(exc, path, "not_found", "is not a readable text file")
     except (OSError, UnicodeDecodeError):
         return failure("not_found", f"`{path}` is not a readable text file", {"path": path})
     count = text.count(old) if old else 0
     if count != 1:
         return failure("edit_not_unique", f"`old` occurs {count} times in `{path}`; it must "
                        "occur exactly once", {"path": path, "occurrences": count})
-    return _do_write(target, path, text.replace(old, new, 1))
+    return _do_write(where, path, text.replace(old, new, 1))
 
 
 def _gated(tool: str, action: Action, target: Target, args: dict[str, Any],
@@ -105,20 +132,18 @@ def call_write(args: dict[str, Any], world: World, ctx: CallContext) -> ToolResu
     path, content = _path_arg(args), args.get("content")
     if path is None or not isinstance(content, str):
         return failure("bad_arguments", "`path` and `content` must be strings", {})
-    where = resolve_target(path, world.workspace, _roots(ctx))
-    file = _absolute(world, path)
-    return _gated("write", Action.WRITE, where, args, ctx,
-                  lambda: _do_write(file, path, content))
+    where = locate(path, world.workspace, _roots(ctx))
+    return _gated("write", Action.WRITE, where.target, args, ctx,
+                  lambda: _do_write(where, path, content))
 
 
 def call_edit(args: dict[str, Any], world: World, ctx: CallContext) -> ToolResult:
     path, old, new = _path_arg(args), args.get("old"), args.get("new")
     if path is None or not isinstance(old, str) or not isinstance(new, str):
         return failure("bad_arguments", "`path`, `old` and `new` must be strings", {})
-    where = resolve_target(path, world.workspace, _roots(ctx))
-    file = _absolute(world, path)
-    return _gated("edit", Action.EDIT, where, args, ctx,
-                  lambda: _do_edit(file, path, old, new))
+    where = locate(path, world.workspace, _roots(ctx))
+    return _gated("edit", Action.EDIT, where.target, args, ctx,
+                  lambda: _do_edit(where, path, old, new))
 
 
 def call_bash(args: dict[str, Any], world: World, ctx: CallContext) -> ToolResult:

@@ -1,11 +1,23 @@
 """The one way the simulator opens anything under a root: component by component from an
-already opened directory, never following a link, deciding on what was opened and
-acting on that same descriptor.
+already opened directory, never following a link out of the root, deciding on what was
+opened and acting on that same descriptor (knowledge walk and reads, skill packages and
+use_skill references, memory files, built-in read/write/edit, approved writes).
 
-Planned home (the hardening issue); today each area opens files its own way.
-
-Requirements: KB-07 SKILL-05 MEM-10
-Spec: SPEC.md section 7, 6, 10
-Suite: (none yet)
-Golden: (none yet)
+Requirements: KB-07 SKILL-05 MEM-10 APPR-01
+Spec: SPEC.md section 7, 6, 10, 11
+Suite: conformance/suite/test_knowledge.py conformance/suite/test_skills.py conformance/suite/test_approval.py
+Golden: (none)
 """
+
+from capconf.simulator.files.root import (
+    Dir,
+    Entry,
+    FileAccessError,
+    Kind,
+    Opened,
+    Reason,
+    Root,
+    read_fd,
+)
+
+__all__ = ["Dir", "Entry", "FileAccessError", "Kind", "Opened", "Reason", "Root", "read_fd"]

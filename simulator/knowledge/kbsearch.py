@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import heapq
 import os
-import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 from capconf.simulator.core.envelope import ToolResult, failure, success
 from capconf.simulator.core.names import ascii_fold, split_terms
 from capconf.simulator.definition.declarations import KnowledgeDeclaration
+from capconf.simulator.files import FileAccessError, Reason, Root, read_fd
 from capconf.simulator.knowledge.sources import (
     KnowledgeResolution,
     KnowledgeSource,
@@ -415,56 +415,32 @@ def kb_search_bytes(files: Mapping[str, bytes] | Iterable[tuple[str, bytes]],
 # --------------------------------------------------------------------------- the disk edge
 
 
-_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-               | getattr(os, "O_CLOEXEC", 0))
-
-
-def read_file(file: SourceFile, limit: int) -> tuple[bytes, int] | SkipReason:
-    """Open the walked file without following a final symlink and without blocking on a
-    FIFO, refuse it unless it is still the regular file the walk saw (dev, inode), then
-    read at most ``limit`` bytes. The checks run before the first byte is read."""
+def read_file(root: Root, file: SourceFile, limit: int) -> tuple[bytes, int] | SkipReason:
+    """Open the walked file's link-free path component by component from the root's
+    descriptor with no link followed (a directory or file swapped for a link since the
+    walk is refused, wherever the link points), refuse it unless the descriptor is a
+    regular file, then read at most ``limit`` bytes through that descriptor."""
     try:
-        fd = os.open(file.real, _OPEN_FLAGS)
-    except OSError:
-        return SkipReason.CHANGED
+        opened = root.open_file(file.real)
+    except FileAccessError as err:
+        return SkipReason.UNREADABLE if err.reason is Reason.UNREADABLE else SkipReason.CHANGED
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return SkipReason.CHANGED
-        if (st.st_dev, st.st_ino) != (file.dev, file.ino) and not _still_there(file.real, st):
-            return SkipReason.CHANGED
-        want = min(st.st_size, limit)
-        data = os.read(fd, want) if want else b""
-        while len(data) < want:  # a short read: keep going until EOF or the limit
-            more = os.read(fd, want - len(data))
-            if not more:
-                break
-            data += more
-        return data, st.st_size
+        want = min(opened.stat.st_size, limit)
+        return read_fd(opened.fd, want), opened.stat.st_size
     except OSError:
         return SkipReason.UNREADABLE
     finally:
-        os.close(fd)
+        os.close(opened.fd)
 
 
-def _still_there(real: str, opened: os.stat_result) -> bool:
-    """The walk's inode differs (a file replaced in place, or a file system such as
-    overlayfs whose directory listing reports other inode numbers than stat): accept the
-    opened file only if its path still has no symlink in it and names that very file, so
-    a directory swapped for a link out of the workspace is still refused."""
+def _size_on_disk(root: Root, file: SourceFile) -> int:
+    """The size of a file the budget left unread: metadata only, never opened, and
+    never through a link."""
+    parent, _sep, name = file.real.rpartition("/")
     try:
-        if os.path.realpath(real) != real:
-            return False
-        now = os.stat(real, follow_symlinks=False)
-    except OSError:
-        return False
-    return (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino)
-
-
-def _size_on_disk(file: SourceFile) -> int:
-    try:
-        return os.stat(file.real, follow_symlinks=False).st_size
-    except OSError:
+        with root.open_dir(parent) as d:
+            return os.stat(name, dir_fd=d.fd, follow_symlinks=False).st_size
+    except (OSError, FileAccessError):
         return 0
 
 
@@ -479,6 +455,12 @@ def run_kb_search(workspace: Path, sources: Sequence[SourceLike],
     once, under the first source in declaration order. Raises KbQueryError for a bad
     query."""
     terms = parse_query_terms(query_terms)
+    with Root.open(workspace) as root:
+        return _run(root, sources, terms)
+
+
+def _run(root: Root, sources: Sequence[SourceLike], terms: tuple[bytes, ...]
+         ) -> KbSearchResult:
     rejected: list[RejectedSource] = []
     chosen: dict[str, tuple[Entry, SourceFile]] = {}
     skipped: dict[tuple[str, str], Skipped] = {}
@@ -487,14 +469,14 @@ def run_kb_search(workspace: Path, sources: Sequence[SourceLike],
         if rejection is not None:
             rejected.append(RejectedSource(source.name, source.glob, str(rejection.reason)))
             continue
-        walk = walk_source(workspace, normalized_pattern(source.glob))
+        walk = walk_source(root, normalized_pattern(source.glob))
         for f in walk.files:
             chosen.setdefault(f.path, (Entry(f.path, source.name), f))
         for s in walk.skipped:
             skipped.setdefault((s.path, str(s.reason)), s)
     result = execute([entry for entry, _ in chosen.values()],
-                     lambda e, limit: read_file(chosen[e.path][1], limit),
-                     lambda e: _size_on_disk(chosen[e.path][1]), terms)
+                     lambda e, limit: read_file(root, chosen[e.path][1], limit),
+                     lambda e: _size_on_disk(root, chosen[e.path][1]), terms)
     for s in result.skipped:
         skipped.setdefault((s.path, str(s.reason)), s)
     ordered = tuple(skipped[k] for k in sorted(skipped, key=lambda k: (k[0].encode("utf-8"),

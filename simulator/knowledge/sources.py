@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -36,6 +35,8 @@ from capconf.simulator.core.diagnostics import (
 )
 from capconf.simulator.core.names import WHITE_SPACE, ascii_fold
 from capconf.simulator.definition.declarations import KnowledgeDeclaration
+from capconf.simulator.files import Dir, FileAccessError, Kind, Reason, Root
+from capconf.simulator.files import Entry as FileEntry
 
 E, W, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 
@@ -364,10 +365,11 @@ ESCAPE_SKIP_REASONS = frozenset({SkipReason.SYMLINK_OUTSIDE})
 @dataclass(frozen=True)
 class SourceFile:
     """A matched regular file: ``path`` is the workspace-relative POSIX path reported to
-    the model; ``real`` the resolved file to open; (dev, ino) as the walk saw them, so the
-    reader can refuse a file swapped after the walk. No size: the walk makes no per-file
-    system call (directory entry types and inode numbers come with the listing), and the
-    reader learns the size from fstat on the descriptor it opened anyway."""
+    the model; ``real`` the link-free workspace-relative path that is opened (the same
+    as ``path`` unless a file symlink inside the workspace was followed); (dev, ino) as
+    the walk saw them. No size: the walk makes no per-file system call (directory entry
+    types and inode numbers come with the listing), and the reader learns the size from
+    fstat on the descriptor it opened anyway."""
 
     path: str
     real: str
@@ -390,10 +392,6 @@ class WalkResult:
     skipped: tuple[Skipped, ...]
 
 
-def _inside(real: str, root: str) -> bool:
-    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
-
-
 def _may_descend(pattern_segs: Sequence[str], dir_segs: Sequence[str]) -> bool:
     """Could the pattern match some path strictly below ``dir_segs``? Prunes the walk so
     only directories the pattern can reach are listed."""
@@ -407,10 +405,6 @@ def _may_descend(pattern_segs: Sequence[str], dir_segs: Sequence[str]) -> bool:
         if i == last or not wc_fnmatch.fnmatch(name, seg, flags=_SEGMENT_FLAGS):
             return False
     return True
-
-
-def _sort_key(name: str) -> bytes:
-    return os.fsencode(name)
 
 
 @dataclass(frozen=True)
@@ -431,47 +425,86 @@ def compile_pattern(pattern: str) -> _Matcher:
     return _Matcher(re.compile(include[0]))
 
 
-def walk_source(workspace: Path, pattern: str) -> WalkResult:
+def walk_source(workspace: Path | Root, pattern: str) -> WalkResult:
     """List the regular files under the workspace matching ``pattern`` (already checked by
-    check_glob), sorted by path bytes. Lists directories only inside the real root; never
-    descends a directory symlink; follows a file symlink only into the root. Reads no
-    file content."""
-    root = os.path.realpath(workspace)
+    check_glob), sorted by path bytes. Reads no file content.
+
+    Every directory is listed through its own descriptor, opened from its parent's
+    descriptor without following a link (capconf.simulator.files), so a directory swapped
+    for a symlink while we walk is seen as a link and never listed. A file symlink is
+    followed only when its target resolves inside the root; a directory symlink never."""
+    if isinstance(workspace, Root):
+        return _walk(workspace, pattern)
+    with Root.open(workspace) as root:
+        return _walk(root, pattern)
+
+
+def _walk(root: Root, pattern: str) -> WalkResult:
     matcher = compile_pattern(pattern)
     pattern_segs = pattern.split("/")
     files: list[SourceFile] = []
     skipped: list[Skipped] = []
-    stack: list[tuple[tuple[str, ...], str]] = [((), root)]
-    while stack:
-        segs, real_dir = stack.pop()
-        try:
-            dir_dev = os.stat(real_dir).st_dev
-            with os.scandir(real_dir) as it:
-                entries = sorted(it, key=lambda e: _sort_key(e.name))
-        except OSError:
-            continue
-        subdirs: list[tuple[tuple[str, ...], str]] = []
-        for entry in entries:
-            child = (*segs, entry.name)
-            rel = "/".join(child)
-            found = _classify(entry, rel, child, root, dir_dev, matcher, pattern_segs)
-            if isinstance(found, SourceFile):
-                files.append(found)
-            elif isinstance(found, Skipped):
-                skipped.append(found)
-            elif found is _DESCEND:
-                subdirs.append((child, os.path.join(real_dir, entry.name)))
-        stack.extend(reversed(subdirs))
+    # depth-first with one open descriptor per level: (directory, its subdirs to visit)
+    stack: list[tuple[Dir, Iterator[str]]] = []
+    top = Dir(os.dup(root.dir.fd), ())
+    try:
+        current: Dir | None = top
+        while current is not None or stack:
+            if current is not None:
+                subdirs = _list(root, current, matcher, pattern_segs, files, skipped)
+                stack.append((current, iter(subdirs)))
+                current = None
+                continue
+            parent, pending = stack[-1]
+            name = next(pending, None)
+            if name is None:
+                stack.pop()[0].close()
+                continue
+            try:
+                current = parent.child(name)
+            except FileAccessError as err:
+                rel = "/".join((*parent.parts, name))
+                if err.reason is Reason.UNREADABLE:
+                    skipped.append(Skipped(rel, SkipReason.UNREADABLE))
+                elif err.reason is not Reason.NOT_FOUND:
+                    skipped.append(Skipped(rel, SkipReason.CHANGED))
+    finally:
+        for d, _ in stack:
+            d.close()
     files.sort(key=lambda f: f.path.encode("utf-8"))
     skipped.sort(key=lambda s: (s.path.encode("utf-8"), str(s.reason)))
     return WalkResult(tuple(files), tuple(skipped))
 
 
+def _list(root: Root, here: Dir, matcher: _Matcher, pattern_segs: Sequence[str],
+          files: list[SourceFile], skipped: list[Skipped]) -> list[str]:
+    """Classify one directory's entries; returns the subdirectories to descend into."""
+    try:
+        dir_dev = os.fstat(here.fd).st_dev
+        entries = here.entries()
+    except OSError:
+        if here.parts:
+            skipped.append(Skipped("/".join(here.parts), SkipReason.UNREADABLE))
+        return []
+    subdirs: list[str] = []
+    for entry in entries:
+        child = (*here.parts, entry.name)
+        rel = "/".join(child)
+        found = _classify(root, here, entry, rel, child, dir_dev, matcher, pattern_segs)
+        if isinstance(found, SourceFile):
+            files.append(found)
+        elif isinstance(found, Skipped):
+            skipped.append(found)
+        elif found is _DESCEND:
+            subdirs.append(entry.name)
+    return subdirs
+
+
 _DESCEND = object()
 
 
-def _classify(entry: os.DirEntry[str], rel: str, child: tuple[str, ...], root: str,
-              dir_dev: int, matcher: Any, pattern_segs: Sequence[str]) -> object:
+def _classify(root: Root, here: Dir, entry: FileEntry, rel: str, child: tuple[str, ...],
+              dir_dev: int, matcher: _Matcher, pattern_segs: Sequence[str]) -> object:
     """One directory entry -> a SourceFile, a Skipped, _DESCEND, or None (irrelevant)."""
     try:
         rel.encode("utf-8")
@@ -479,39 +512,37 @@ def _classify(entry: os.DirEntry[str], rel: str, child: tuple[str, ...], root: s
         if matcher.match(rel) or _may_descend(pattern_segs, child):
             return Skipped(rel.encode("utf-8", "replace").decode(), SkipReason.NON_UTF8_PATH)
         return None
-    try:
-        if entry.is_symlink():
-            return _classify_link(entry, rel, child, root, matcher, pattern_segs)
-        if entry.is_dir(follow_symlinks=False):
-            return _DESCEND if _may_descend(pattern_segs, child) else None
-        if not matcher.match(rel):
-            return None
-        if entry.is_file(follow_symlinks=False):
-            return SourceFile(rel, entry.path, dir_dev, entry.inode())
-    except OSError:
+    if entry.kind is Kind.SYMLINK:
+        return _classify_link(root, here, entry.name, rel, child, matcher, pattern_segs)
+    if entry.kind is Kind.DIRECTORY:
+        return _DESCEND if _may_descend(pattern_segs, child) else None
+    if not matcher.match(rel):
         return None
+    if entry.kind is Kind.FILE:
+        return SourceFile(rel, rel, dir_dev, entry.inode)
     return Skipped(rel, SkipReason.NOT_REGULAR)
 
 
-def _classify_link(entry: os.DirEntry[str], rel: str, child: tuple[str, ...], root: str,
-                   matcher: Any, pattern_segs: Sequence[str]) -> object:
+def _classify_link(root: Root, here: Dir, name: str, rel: str, child: tuple[str, ...],
+                   matcher: _Matcher, pattern_segs: Sequence[str]) -> object:
+    """A symlink is resolved by the file layer from the descriptors already held: its
+    target is judged by where it lands under the root, never by a path string."""
     relevant_file = bool(matcher.match(rel))
     if not (relevant_file or _may_descend(pattern_segs, child)):
         return None
     try:
-        target = os.path.realpath(entry.path, strict=True)
-    except (OSError, RuntimeError):
+        opened = root.open_file(rel, follow=True)
+    except FileAccessError as err:
+        if err.reason is Reason.OUTSIDE:
+            return Skipped(rel, SkipReason.SYMLINK_OUTSIDE)
+        if err.reason is Reason.NOT_A_FILE:
+            return Skipped(rel, SkipReason.DIRECTORY_SYMLINK)
+        if err.reason is Reason.SPECIAL:
+            return Skipped(rel, SkipReason.NOT_REGULAR) if relevant_file else None
+        if err.reason is Reason.UNREADABLE:
+            return Skipped(rel, SkipReason.UNREADABLE) if relevant_file else None
         return Skipped(rel, SkipReason.SYMLINK_BROKEN)
-    if not _inside(target, root):
-        return Skipped(rel, SkipReason.SYMLINK_OUTSIDE)
-    try:
-        st = os.stat(target)
-    except OSError:
-        return Skipped(rel, SkipReason.SYMLINK_BROKEN)
-    if stat.S_ISDIR(st.st_mode):
-        return Skipped(rel, SkipReason.DIRECTORY_SYMLINK)
+    os.close(opened.fd)
     if not relevant_file:
         return None
-    if stat.S_ISREG(st.st_mode):
-        return SourceFile(rel, target, st.st_dev, st.st_ino)
-    return Skipped(rel, SkipReason.NOT_REGULAR)
+    return SourceFile(rel, opened.rel, opened.stat.st_dev, opened.stat.st_ino)

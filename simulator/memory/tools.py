@@ -55,7 +55,8 @@ TOOL_ERROR_CODES: tuple[tuple[str, str, str], ...] = (
      "type, a lone surrogate, blank or NUL content, a blank or over-long query"),
     (INVALID_FILE_NAME, "MEM-09", "the file name breaks the file-name rule; "
      "`error_detail.reason` names the rule"),
-    (ENTRY_TOO_LARGE, "MEM-07", "the entry is over 4096 UTF-8 bytes"),
+    (ENTRY_TOO_LARGE, "MEM-07",
+     "the entry as stored (its newline included) is over 4096 UTF-8 bytes"),
     (memory_fs.UNSAFE_DIRECTORY, "MEM-10", "a component of the memory directory or `daily/` "
      "is a symlink or not a directory; `terminal_for_attempt` is true"),
     (memory_fs.NOT_REGULAR, "MEM-10", "the file is a symlink, a directory, a device or FIFO, "
@@ -289,14 +290,16 @@ class MemoryToolbox:
                            {"tool": "memory_write", "argument": "content",
                             "reason": "blank_or_nul"})
         entry = content.encode("utf-8")
+        if not entry.endswith(b"\n"):
+            entry += b"\n"
+        # counted as stored (the added newline included), so every accepted entry fits
+        # the resident budget of an empty root file (MEM-05)
         if len(entry) > MAX_ENTRY_BYTES:
             return failure(ENTRY_TOO_LARGE,
                            f"memory_write: the entry is {len(entry)} bytes; at most "
                            f"{MAX_ENTRY_BYTES} bytes per entry",
                            {"tool": "memory_write", "bytes": len(entry),
                             "max_bytes": MAX_ENTRY_BYTES})
-        if not entry.endswith(b"\n"):
-            entry += b"\n"
         try:
             receipt = append_entry(self.serializer, self.workspace, self.directory,
                                    daily=daily, file_name=name, entry=entry)

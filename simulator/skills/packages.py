@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -33,6 +32,7 @@ from capconf.simulator.core.diagnostics import (
 from capconf.simulator.core.envelope import ToolResult, failure, success
 from capconf.simulator.core.names import ascii_fold
 from capconf.simulator.definition.declarations import NameRef
+from capconf.simulator.files import FileAccessError, Reason, Root, read_fd
 from capconf.simulator.skills.amendments import (
     Amendment,
     AmendmentOutcome,
@@ -355,11 +355,9 @@ class SkillDiscovery:
         return tuple(p for p in self.packages if ascii_fold(p.name) == key)
 
 
-def _read_optional(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes() if path.is_file() else None
-    except OSError:
-        return None
+def _read_optional(folder: Path, name: str) -> bytes | None:
+    got = _read_in_folder(folder, name, None)
+    return got[0] if isinstance(got, tuple) else None
 
 
 def discover_skills(world: SkillWorld, mode: Mode = Mode.PARSE) -> SkillDiscovery:
@@ -377,8 +375,8 @@ def discover_skills(world: SkillWorld, mode: Mode = Mode.PARSE) -> SkillDiscover
         seen: dict[str, str] = {}
         for folder in names:
             folder_path = directory / folder
-            skill_yaml = _read_optional(folder_path / SKILL_YAML)
-            skill_md = _read_optional(folder_path / SKILL_MD)
+            skill_yaml = _read_optional(folder_path, SKILL_YAML)
+            skill_md = _read_optional(folder_path, SKILL_MD)
             if skill_yaml is None and skill_md is None:
                 continue
             package, problem, line = parse_package(layer, folder, folder_path, skill_yaml,
@@ -652,21 +650,26 @@ SPEC_TABLES: dict[str, Callable[[], str]] = {
 }
 
 
-def _read_regular(path: str) -> bytes | None:
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+def _read_in_folder(folder: Path, rel: str, limit: int | None
+                    ) -> tuple[bytes, int] | ReferenceEscape | None:
+    """Read a file of a skill folder through the file layer: resolved from the folder's
+    descriptor, links followed only while they stay inside the folder, decided and read
+    on one descriptor, never blocking on a FIFO. At most ``limit`` bytes are read (all
+    when None). Returns (bytes, size on disk), the escape reason, or None (no file)."""
     try:
-        fd = os.open(path, flags)
+        with Root.open(folder) as root:
+            opened = root.open_file(rel, follow=True)
+            try:
+                want = opened.stat.st_size + 1 if limit is None else limit
+                return read_fd(opened.fd, want), opened.stat.st_size
+            finally:
+                os.close(opened.fd)
+    except FileAccessError as err:
+        if err.reason in (Reason.OUTSIDE, Reason.LOOP):
+            return ReferenceEscape.SYMLINK
+        return None
     except OSError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(os.dup(fd), "rb") as handle:
-            return handle.read()
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 # What one use_skill call returns at most (the body, or a reference file), in UTF-8 bytes
@@ -674,6 +677,11 @@ def _read_regular(path: str) -> bytes | None:
 # the context window it was meant to save. The cut is at a character boundary and is
 # reported (`truncated`, `total_bytes`), never silent.
 USE_SKILL_MAX_BYTES = 262_144
+
+
+# A reference is read only up to the cap plus one code point's worth of bytes: enough to
+# fill the cap (invalid bytes only grow when decoded) and to know the text is longer.
+_REFERENCE_READ = USE_SKILL_MAX_BYTES + 4
 
 
 def _capped(text: str) -> tuple[str, bool, int]:
@@ -698,9 +706,10 @@ def call_use_skill(resolution: SkillResolution, args: object) -> ToolResult:
     skill = resolution.find(name)
     if skill is None:
         return _not_granted(resolution, name)
-    folder = os.path.realpath(skill.package.folder_path)
+    folder = skill.package.folder_path
     if reference is None:
-        raw = _read_regular(os.path.join(folder, SKILL_MD))
+        got = _read_in_folder(folder, SKILL_MD, None)
+        raw = got[0] if isinstance(got, tuple) else None
         if raw is None:
             return failure("SKILL-BODY-UNAVAILABLE",
                            f"{SKILL_MD} of skill `{skill.package.name}` cannot be read",
@@ -723,9 +732,9 @@ def call_use_skill(resolution: SkillResolution, args: object) -> ToolResult:
             "amendment": None if outcome is None else outcome.to_json(),
         })
     reason = check_reference(reference)
-    target = os.path.realpath(os.path.join(folder, reference)) if reason is None else ""
-    if reason is None and not target.startswith(folder.rstrip(os.sep) + os.sep):
-        reason = ReferenceEscape.SYMLINK
+    got = _read_in_folder(folder, reference, _REFERENCE_READ) if reason is None else None
+    if isinstance(got, ReferenceEscape):
+        reason = got
     if reason is not None:
         return failure("SKILL-REFERENCE-ESCAPE",
                        f"reference {reference!r} leaves the folder of skill "
@@ -733,12 +742,14 @@ def call_use_skill(resolution: SkillResolution, args: object) -> ToolResult:
                        "to the skill folder", {"name": skill.package.name,
                                                "reference": reference, "reason": str(reason)},
                        terminal_for_attempt=False)
-    data = _read_regular(target)
-    if data is None:
+    if got is None:
         return failure("SKILL-REFERENCE-NOT-FOUND",
                        f"skill `{skill.package.name}` has no file {reference!r}",
                        {"name": skill.package.name, "reference": reference})
+    data, size = got
     text, truncated, total = _capped(data.decode("utf-8", "replace"))
+    if size > len(data):  # the read stopped at the cap: the rest was never read
+        truncated, total = True, size
     return success({
         "name": skill.package.name,
         "reference": reference,
