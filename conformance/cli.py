@@ -152,15 +152,17 @@ def cmd_kb_search(ns: argparse.Namespace) -> int:
         driver.request("world.setup", {"workspace": str(root.resolve())})
         agent = driver.request("agent.spawn", {"source": _kb_definition(ns.glob),
                                                "filename": "kb-search.yaml"})
+        # naming the source: a runtime that dropped it answers KB-UNKNOWN-SOURCE
         result = driver.request("tool.call", {"agent": agent["agent"], "tool": "kb_search",
-                                              "args": {"query": " ".join(ns.query)}})
+                                              "args": {"query": " ".join(ns.query),
+                                                       "sources": ["cli"]}})
     except DriverFailure as exc:
         return _fail(exc.message)
     finally:
         driver.close()
     # A warning (e.g. the glob reaches a symlink out of the workspace: KB-07 keeps the
     # source and skips the link) is shown and the search runs; only a source the runtime
-    # dropped, so that kb_search is not mounted, refuses the search.
+    # dropped (kb_search then answers KB-UNKNOWN-SOURCE, or is not mounted) refuses it.
     noted = [d for d in agent["diagnostics"]
              if d["path"][:1] == ["knowledge"] and d["severity"] != "info"]
     for d in noted:

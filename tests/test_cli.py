@@ -110,3 +110,20 @@ def test_kb_search_text_json_and_refusal(tmp_path: Path) -> None:
     assert none.returncode == 1
     escape = capconf("kb-search", "--root", str(tmp_path), "--glob", "../**/*", "refund")
     assert escape.returncode == 2 and b"KB-SOURCE-OUTSIDE-WORKSPACE" in escape.stderr
+
+
+def test_kb_search_keeps_a_source_whose_glob_reaches_an_escaping_link(tmp_path: Path) -> None:
+    """Issue 9: the glob merely reaching a symlink out of the workspace refused the whole
+    search (exit 2, no hits), although KB-07 keeps such a source and searches the rest."""
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    (ws / "docs").mkdir(parents=True)
+    outside.mkdir()
+    (ws / "docs" / "a.md").write_text("refund policy\n")
+    (outside / "secret.md").write_text("refund SECRET\n")
+    (ws / "docs" / "out.md").symlink_to(outside / "secret.md")
+    out = capconf("kb-search", "--root", str(ws), "--glob", "docs/*.md", "refund")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.decode().splitlines()[0] == "docs/a.md:1: refund policy"
+    assert b"SECRET" not in out.stdout
+    assert b"docs/out.md (symlink-outside-workspace)" in out.stdout
+    assert b"KB-SOURCE-OUTSIDE-WORKSPACE" in out.stderr

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from capconf.simulator.core.diagnostics import Location
 from capconf.simulator.definition.declarations import KnowledgeDeclaration
 from capconf.simulator.knowledge import kbsearch
+from capconf.simulator.files import Root
 from capconf.simulator.knowledge.kbsearch import (
     BYTE_BUDGET,
     ELLIPSIS,
@@ -485,25 +486,27 @@ def test_file_swapped_after_the_walk(tmp_path: Path) -> None:
     from capconf.simulator.knowledge.sources import walk_source
 
     walk = walk_source(ws, "docs/*.md")
-    assert kbsearch.read_file(walk.files[0], 100) == (b"docs/a.md needle\nother\n", 23)
-    assert kbsearch.read_file(walk.files[0], 4) == (b"docs", 23)
+    root = Root.open(ws)
+    assert kbsearch.read_file(root, walk.files[0], 100) == (b"docs/a.md needle\nother\n", 23)
+    assert kbsearch.read_file(root, walk.files[0], 4) == (b"docs", 23)
     # a regular file replaced in place is still the file at that inside path: read it
     target = ws / "docs" / "a.md"
     target.rename(ws / "docs" / "kept.md")  # keeps the inode alive, so no reuse
     target.write_bytes(b"needle swapped\n")
-    assert kbsearch.read_file(walk.files[0], 100) == (b"needle swapped\n", 15)
+    assert kbsearch.read_file(root, walk.files[0], 100) == (b"needle swapped\n", 15)
     # the final component swapped for a link out: refused before a byte is read
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "a.md").write_bytes(b"secret\n")
     target.unlink()
     target.symlink_to(outside / "a.md")
-    assert kbsearch.read_file(walk.files[0], 100) == kbsearch.SkipReason.CHANGED
+    assert kbsearch.read_file(root, walk.files[0], 100) == kbsearch.SkipReason.CHANGED
     # a parent directory swapped for a link out: refused too
     target.unlink()
     (ws / "docs").rename(ws / "docs_old")
     (ws / "docs").symlink_to(outside)
-    assert kbsearch.read_file(walk.files[0], 100) == kbsearch.SkipReason.CHANGED
+    assert kbsearch.read_file(root, walk.files[0], 100) == kbsearch.SkipReason.CHANGED
+    root.close()
 
 
 def test_text_page_lists_hits_and_cuts() -> None:
@@ -522,4 +525,45 @@ def test_listing_inode_that_differs_from_stat_still_reads(tmp_path: Path) -> Non
     from capconf.simulator.knowledge.sources import walk_source
 
     (file,) = walk_source(tmp_path, "docs/*.md").files
-    assert kbsearch.read_file(replace(file, ino=file.ino + 1), 6) == (b"docs/a", 23)
+    with Root.open(tmp_path) as root:
+        assert kbsearch.read_file(root, replace(file, ino=file.ino + 1), 6) == (b"docs/a", 23)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file regardless of mode")
+def test_unreadable_file_and_directory_are_reported_as_unreadable(tmp_path: Path) -> None:
+    """Issue 9: an unreadable directory was missing from `skipped`, and an unreadable file
+    was reported as changed-during-search although an `unreadable` reason exists."""
+    _make(tmp_path, ["docs/a.md", "docs/locked.md", "docs/shut/b.md"])
+    (tmp_path / "docs" / "locked.md").chmod(0)
+    (tmp_path / "docs" / "shut").chmod(0)
+    try:
+        r = run_kb_search(tmp_path, [decl("docs/**/*.md")], "needle")
+    finally:
+        (tmp_path / "docs" / "shut").chmod(0o755)
+    assert [h.path for h in r.hits] == ["docs/a.md"]
+    assert [(s.path, str(s.reason)) for s in r.skipped] == [
+        ("docs/locked.md", "unreadable"), ("docs/shut", "unreadable")]
+
+
+def test_unreadable_reasons_without_permissions(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same mapping where the suite runs as root (modes do not stop root): an EACCES
+    from opening a directory or a file becomes `unreadable`."""
+    import errno
+
+    from capconf.simulator.files import root as files_root
+
+    _make(tmp_path, ["docs/a.md", "docs/locked.md", "docs/shut/b.md"])
+    real_open = os.open
+
+    def deny(path: object, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        if path in ("locked.md", "shut"):
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real_open(path, flags, mode, dir_fd=dir_fd)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(files_root.os, "open", deny)
+    r = run_kb_search(tmp_path, [decl("docs/**/*.md")], "needle")
+    monkeypatch.undo()
+    assert [h.path for h in r.hits] == ["docs/a.md"]
+    assert [(s.path, str(s.reason)) for s in r.skipped] == [
+        ("docs/locked.md", "unreadable"), ("docs/shut", "unreadable")]

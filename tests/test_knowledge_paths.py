@@ -141,12 +141,17 @@ def world(tmp_path: Path) -> Path:
 
 @contextmanager
 def record_io() -> Iterator[list[tuple[str, str]]]:
-    """Record every path the process opens or lists while searching."""
+    """Record every object the process opens or lists while searching. Opens are recorded
+    by what was really opened (the descriptor's /proc/self/fd link, so a name opened
+    relative to a directory descriptor is judged by its real location, and a refused
+    open of a symlink records nothing); listings of a descriptor by that descriptor."""
     seen: list[tuple[str, str]] = []
     real_open, real_os_open = builtins.open, os.open
     real_scandir, real_listdir = os.scandir, os.listdir
 
     def _p(path: Any) -> str:
+        if isinstance(path, int):
+            return os.readlink(f"/proc/self/fd/{path}")
         return os.fsdecode(path) if isinstance(path, (str, bytes, os.PathLike)) else str(path)
 
     def rec_open(file: Any, *a: Any, **k: Any) -> Any:
@@ -154,8 +159,9 @@ def record_io() -> Iterator[list[tuple[str, str]]]:
         return real_open(file, *a, **k)
 
     def rec_os_open(path: Any, *a: Any, **k: Any) -> int:
-        seen.append(("os.open", _p(path)))
-        return real_os_open(path, *a, **k)
+        fd = real_os_open(path, *a, **k)
+        seen.append(("os.open", _p(fd)))
+        return fd
 
     def rec_scandir(path: Any = ".") -> Any:
         seen.append(("scandir", _p(path)))
@@ -210,7 +216,9 @@ def test_hostile_pattern_never_reads_outside(world: Path, pattern: str,
 
 # What save mode says about the patterns only the walk can stop. A pattern that reaches
 # an escaping symlink is an error; one that can reach nothing outside (a loop, a dot
-# class the walk never produces, a link that resolves back inside) merely matches nothing.
+# class the walk never produces) merely matches nothing. A link whose resolution passes
+# outside and comes back in (`back -> ../outside/back -> ws/docs`) leaves the workspace:
+# the outside hop is not ours and may point anywhere by the time it is followed.
 WALK_SAVE: dict[str, tuple[str, Severity]] = {
     "link_dir/canary.txt": ("KB-SOURCE-OUTSIDE-WORKSPACE", Severity.ERROR),
     "link_dir/**": ("KB-SOURCE-OUTSIDE-WORKSPACE", Severity.ERROR),
@@ -226,7 +234,7 @@ WALK_SAVE: dict[str, tuple[str, Severity]] = {
     "loop.txt": ("KB-SOURCE-MATCHES-NOTHING", Severity.WARNING),
     "[.][.]/outside/*": ("KB-SOURCE-MATCHES-NOTHING", Severity.WARNING),
     "?./outside/*": ("KB-SOURCE-MATCHES-NOTHING", Severity.WARNING),
-    "back/**": ("KB-SOURCE-MATCHES-NOTHING", Severity.WARNING),
+    "back/**": ("KB-SOURCE-OUTSIDE-WORKSPACE", Severity.ERROR),
 }
 
 
@@ -339,7 +347,8 @@ def test_catalog_has_one_line_per_source_and_no_content(tmp_path: Path) -> None:
              KnowledgeDeclaration("policy", "policy/*.md", Location())]
     with record_io() as seen:
         res = resolve_knowledge(decls, tmp_path, Mode.PARSE)
-    assert not [p for op, p in seen if op in ("open", "os.open")]  # never preloaded
+    # never preloaded: directories are opened to be listed, no file is opened
+    assert not [p for op, p in seen if op in ("open", "os.open") and not os.path.isdir(p)]
     section = knowledge_catalog_section(res)
     assert section == (
         "## Knowledge sources\n"

@@ -732,6 +732,8 @@ def call_use_skill(resolution: SkillResolution, args: object) -> ToolResult:
             "amendment": None if outcome is None else outcome.to_json(),
         })
     reason = check_reference(reference)
+    if reason is None and not [p for p in reference.split("/") if p not in ("", ".")]:
+        reason = ReferenceEscape.SYMLINK  # the folder itself is not strictly inside it
     got = _read_in_folder(folder, reference, _REFERENCE_READ) if reason is None else None
     if isinstance(got, ReferenceEscape):
         reason = got
