@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from capconf.simulator.core.diagnostics import Location
 from capconf.simulator.definition.declarations import KnowledgeDeclaration
-from capconf.simulator.knowledge import kbsearch
 from capconf.simulator.files import Root
+from capconf.simulator.knowledge import kbsearch
 from capconf.simulator.knowledge.kbsearch import (
     BYTE_BUDGET,
     ELLIPSIS,

@@ -640,13 +640,17 @@ def test_symlink_planted_after_mounting_is_refused_at_search(kb: Harness,
 @pytest.mark.req("KB-07")
 def test_directory_swapped_for_a_link_after_mounting_leaks_nothing(kb: Harness,
                                                                    tmp_path: Path) -> None:
-    """Catches a walk that checks directories when the definition is compiled (or lists a
-    directory through its path after checking it): the source's directory is replaced by
-    a symlink to an outside folder between compile and search, and the search must not
-    return a line of that folder."""
+    """Catches a walk that checks directories once (when the definition is compiled, or at
+    the first search) and later lists or reads through paths: the source's directory is
+    replaced by a symlink to an outside folder between two searches, and the second must
+    not return a line of that folder."""
     kb.write("docs/inside.md", "inside needle\n")
     kb.write("docs/deep/more.md", "more needle\n")
     agent = spawn(kb, [("kb", "docs/**/*.md")])
+    first = kb.driver.request("tool.call", {"agent": agent, "tool": "kb_search",
+                                            "args": {"query": "needle"}})
+    assert [h["path"] for h in first["content"]["hits"]] == ["docs/deep/more.md",
+                                                             "docs/inside.md"]
     outside = tmp_path / "outside"
     (outside / "deep").mkdir(parents=True)
     (outside / "inside.md").write_text(f"{CANARY} needle\n")

@@ -761,10 +761,12 @@ def test_unknown_layer_is_a_world_error(sk: Skills) -> None:
 @pytest.mark.case("skill.reference.dir-swapped-after-spawn")
 @pytest.mark.req("SKILL-05")
 def test_references_folder_swapped_for_a_link_leaks_nothing(sk: Skills) -> None:
-    """Catches a runtime that checks the skill folder once (at discovery or spawn) and
-    later opens references through a path: the `references` folder is replaced by a link
-    to an outside folder holding a file of the same name."""
+    """Catches a runtime that checks a reference once (at discovery, spawn or first use)
+    and later opens it through a path: after a first load, the `references` folder is
+    replaced by a link to an outside folder holding a file of the same name."""
     agent = _reference_world(sk)
+    before = sk.call(agent, "use_skill", {"name": "guide", "reference": "references/api.md"})
+    assert before["ok"] is True and before["content"]["text"] == "API reference\n"
     outside = sk.root / "outside"
     outside.mkdir()
     (outside / "api.md").write_text("TOP-SECRET\n")

@@ -219,10 +219,7 @@ class _Cursor:
 
     def take(self) -> Dir:
         """Detach the current directory (the caller closes it); the rest is closed."""
-        if not self.stack:
-            here = Dir(os.dup(self.root.dir.fd), ())
-        else:
-            here = self.stack.pop()
+        here = self.stack.pop() if self.stack else Dir(os.dup(self.root.dir.fd), ())
         self.reset()
         return here
 

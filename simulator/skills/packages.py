@@ -744,7 +744,7 @@ def call_use_skill(resolution: SkillResolution, args: object) -> ToolResult:
                        "to the skill folder", {"name": skill.package.name,
                                                "reference": reference, "reason": str(reason)},
                        terminal_for_attempt=False)
-    if got is None:
+    if not isinstance(got, tuple):
         return failure("SKILL-REFERENCE-NOT-FOUND",
                        f"skill `{skill.package.name}` has no file {reference!r}",
                        {"name": skill.package.name, "reference": reference})
