@@ -7,7 +7,7 @@ Its race and FIFO cases live with the areas that use it (test_knowledge.py, test
 test_approval.py); tests/test_escape_races.py races it in the project's own tests.
 
 Requirements: KB-07 SKILL-05 MEM-10 APPR-01
-Spec: SPEC.md section 7.1
+Spec: SPEC.md section 1.1
 Suite: conformance/suite/test_approval.py
 Golden: (none yet)
 """

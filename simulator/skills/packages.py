@@ -616,8 +616,9 @@ REFERENCE_RULES: tuple[tuple[ReferenceEscape, str, Callable[[str], bool]], ...] 
     (ReferenceEscape.PARENT, "a `/`-separated segment is `..`",
      lambda r: ".." in r.split("/")),
 )
-REFERENCE_ON_DISK_RULE = ("the real path (every symlink resolved) is not strictly inside the "
-                          "real skill folder")
+REFERENCE_ON_DISK_RULE = ("resolved from the skill folder, every symlink followed, the path "
+                          "leaves the folder at some step (even to come back) or is the "
+                          "folder itself")
 
 
 def check_reference(reference: str) -> ReferenceEscape | None:
