@@ -712,3 +712,40 @@ def test_search_folds_ascii_case_only_and_splits_on_white_space(impl: Harness) -
     assert (out["terms"], out["hits"]) == (["recipe\x1cnotes"], [])
     out = call(impl, agent, "memory_search", {"query": "RECIPE\u3000Notes"})["content"]
     assert (out["terms"], [h["line"] for h in out["hits"]]) == (["recipe", "notes"], [1, 2])
+
+
+# --- MEM-10: special files; MEM-05/MEM-07: the numbers agree ----------------------------------
+
+@pytest.mark.case("memory.fifo.refused-not-blocking")
+@pytest.mark.req("MEM-10")
+def test_a_fifo_planted_as_a_memory_file_is_refused_without_blocking(impl: Harness) -> None:
+    """Bug: memory_write/memory_read open the name like a file and block on a FIFO forever
+    (the harness' per-request timeout shows it as a hang), and the prompt build blocks
+    too. A FIFO is not a regular file: MEM-NOT-REGULAR-FILE, and the rest still works."""
+    setup(impl)
+    bound = impl.workspace / ROOT / "reviewer"
+    bound.mkdir()
+    os.mkfifo(bound / "pipe.md")
+    (bound / "notes.md").write_text("kept\n")
+    agent = spawn(impl)
+    for tool, args in (("memory_write", {"file": "pipe.md", "content": "x"}),
+                       ("memory_read", {"file": "pipe.md"})):
+        result = call(impl, agent, tool, args)
+        assert result["error_code"] == "MEM-NOT-REGULAR-FILE", result
+    assert "kept" in section(impl)
+
+
+@pytest.mark.case("memory.entry.limit-fits-resident-budget")
+@pytest.mark.req("MEM-07", "MEM-05")
+def test_every_accepted_entry_fits_the_resident_budget(impl: Harness) -> None:
+    """Bug: the 4096-byte entry limit counts the text without the newline the write adds,
+    so the largest accepted entry (4096 bytes + newline) can never be resident although
+    the limit exists precisely so that it can."""
+    setup(impl)
+    agent = spawn(impl)
+    largest = call(impl, agent, "memory_write", {"file": "a.md", "content": "x" * 4095})
+    assert largest["ok"] is True and largest["content"]["size"] == 4096
+    assert largest["content"]["within_resident_budget"] is True
+    over = call(impl, agent, "memory_write", {"file": "b.md", "content": "y" * 4096})
+    assert over["error_code"] == "MEM-ENTRY-TOO-LARGE", over
+    assert "x" * 4095 in section(impl)

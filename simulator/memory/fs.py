@@ -1,4 +1,7 @@
-"""The only module of the memory dimension that touches the file system.
+"""The only module of the memory dimension that touches the file system, on top of the
+simulator's one file layer (capconf.simulator.files): directories are opened through it,
+files read and written through its descriptor helpers; what is memory's own is the
+stricter rule set (no link followed at all, hard links refused) and the error codes.
 
 Every path below the workspace is walked one component at a time with ``openat`` and
 ``O_NOFOLLOW``, so a symlink planted anywhere between the workspace and a memory file
@@ -20,8 +23,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+from capconf.simulator.files import Dir, FileAccessError, Reason, Root, read_fd
+from capconf.simulator.files.root import READ_FLAGS, write_fd
+
+_READ_FLAGS = READ_FLAGS
 _APPEND_FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
@@ -67,18 +72,22 @@ def _kind(st: os.stat_result) -> EntryKind:
 
 
 def _open_child_dir(parent_fd: int, name: str, shown: str, *, create: bool) -> int | None:
+    """One level down through the file layer (``Dir.child``: ``openat`` with
+    ``O_DIRECTORY | O_NOFOLLOW``), creating the level when asked."""
+    parent = Dir(parent_fd, (), owned=False)
     for attempt in range(2):
         try:
-            return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
-        except FileNotFoundError:
-            if not create or attempt:
-                return None
-            # another writer may create it first; either way open it on the next attempt
-            with suppress(FileExistsError):
-                os.mkdir(name, 0o777, dir_fd=parent_fd)
-        except OSError as exc:
-            if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
-                raise MemoryFsError(IO_ERROR, f"cannot open {shown}: {exc.strerror}") from None
+            return parent.child(name).fd
+        except FileAccessError as err:
+            if err.reason is Reason.NOT_FOUND:
+                if not create or attempt:
+                    return None
+                # another writer may create it first; either way open it on the next attempt
+                with suppress(FileExistsError):
+                    os.mkdir(name, 0o777, dir_fd=parent_fd)
+                continue
+            if err.reason not in (Reason.LINK, Reason.NOT_A_DIRECTORY):
+                raise MemoryFsError(IO_ERROR, f"cannot open {shown}: {err.reason}") from None
             kind = _kind(os.stat(name, dir_fd=parent_fd, follow_symlinks=False))
             raise MemoryFsError(
                 UNSAFE_DIRECTORY,
@@ -94,7 +103,12 @@ def open_directory(
 ) -> Iterator[int | None]:
     """Yield a descriptor of ``workspace/relative`` reached without following any symlink,
     or None when it does not exist and ``create`` is false."""
-    fd: int | None = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        root = Root.open(workspace)
+    except FileAccessError as err:
+        raise MemoryFsError(IO_ERROR, f"cannot open the workspace: {err.reason}") from None
+    fd: int | None = os.dup(root.dir.fd)
+    root.close()
     shown = PurePosixPath()
     try:
         for part in relative.parts:
@@ -170,15 +184,7 @@ def read_prefix(dir_fd: int, name: str, limit: int) -> tuple[bytes, int]:
     """Read at most ``limit`` bytes of a regular file; return them and the file's size."""
     fd, st = _open_regular(dir_fd, name, _READ_FLAGS)
     try:
-        chunks: list[bytes] = []
-        remaining = limit
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 16))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks), st.st_size
+        return read_fd(fd, limit), st.st_size
     finally:
         os.close(fd)
 
@@ -192,10 +198,7 @@ def append(dir_fd: int, name: str, entry: bytes) -> tuple[int, int]:
         data = entry
         if st.st_size > 0 and os.pread(fd, 1, st.st_size - 1) != b"\n":
             data = b"\n" + entry
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        write_fd(fd, data)
         return len(data), os.fstat(fd).st_size
     finally:
         os.close(fd)

@@ -296,8 +296,8 @@ class MemoryToolbox:
         # the resident budget of an empty root file (MEM-05)
         if len(entry) > MAX_ENTRY_BYTES:
             return failure(ENTRY_TOO_LARGE,
-                           f"memory_write: the entry is {len(entry)} bytes; at most "
-                           f"{MAX_ENTRY_BYTES} bytes per entry",
+                           f"memory_write: the entry is {len(entry)} bytes as stored (its "
+                           f"newline included); at most {MAX_ENTRY_BYTES} bytes per entry",
                            {"tool": "memory_write", "bytes": len(entry),
                             "max_bytes": MAX_ENTRY_BYTES})
         try:

@@ -188,3 +188,15 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("skill-fifo-reference-empty", "a FIFO reference loads as an empty text",
            ("SKILL-05",), _skill_fifo_reference_empty),
 )
+
+
+def _mem_entry_limit_excludes_newline() -> None:
+    """The entry limit counts the text only: 4096 bytes pass, and with the newline the
+    write adds the file is 4097 bytes, never resident."""
+    tools = _module("capconf.simulator.memory.tools")
+    tools.MAX_ENTRY_BYTES = 4097
+
+
+MUTANTS = (*MUTANTS, Mutant(
+    "mem-entry-limit-excludes-newline", "the entry limit ignores the newline the write adds",
+    ("MEM-07",), _mem_entry_limit_excludes_newline))
