@@ -286,6 +286,10 @@ def build_parser() -> argparse.ArgumentParser:
     kb.add_argument("query", nargs="+", help="terms; a line matches if it contains any")
     impl_options(kb)
 
+    from capconf.conformance.editor_cli import add_parsers as add_editor_parsers
+
+    add_editor_parsers(sub, impl_options)
+
     matrix = sub.add_parser("matrix", help="requirement -> tests traceability")
     matrix.add_argument("--strict", action="store_true",
                         help="also fail on planned requirements without tests")
@@ -307,6 +311,9 @@ def main(argv: list[str] | None = None) -> int:
         ns = parser.parse_args(argv)
     handlers = {"prompt": cmd_prompt, "validate": cmd_validate, "smoke": cmd_smoke,
                 "driver": cmd_driver, "matrix": cmd_matrix, "kb-search": cmd_kb_search}
+    from capconf.conformance.editor_cli import HANDLERS as EDITOR_HANDLERS
+
+    handlers.update(EDITOR_HANDLERS)
     if ns.command == "run":
         return cmd_run(ns, extra)
     return int(handlers[ns.command](ns))

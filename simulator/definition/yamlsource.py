@@ -200,11 +200,12 @@ def _convert(node: yaml.Node, line_offset: int) -> LNode:
             value = node.value  # timestamps, binary: keep the source text
         return LScalar(value=value, text=node.value, tag=node.tag, mark=mark, style=node.style,
                        start=node.start_mark.index, end=node.end_mark.index)
-    span = {"start": node.start_mark.index, "end": node.end_mark.index,
-            "flow": bool(node.flow_style)}
+    start, end = node.start_mark.index, node.end_mark.index
+    assert isinstance(node, yaml.CollectionNode)
+    flow = bool(node.flow_style)
     if isinstance(node, yaml.SequenceNode):
         return LSeq(items=tuple(_convert(n, line_offset) for n in node.value), mark=mark,
-                    **span)
+                    start=start, end=end, flow=flow)
     assert isinstance(node, yaml.MappingNode)
     seen: set[str] = set()
     items: list[tuple[LScalar, LNode]] = []
@@ -223,7 +224,8 @@ def _convert(node: yaml.Node, line_offset: int) -> LNode:
             continue
         seen.add(key.text)
         items.append((key, _convert(value_node, line_offset)))
-    return LMap(items=tuple(items), mark=mark, duplicates=tuple(dups), **span)
+    return LMap(items=tuple(items), mark=mark, duplicates=tuple(dups), start=start, end=end,
+                flow=flow)
 
 
 def load_yaml(text: str, line_offset: int = 0) -> LNode | None:

@@ -55,7 +55,7 @@ def read_edit(args: Mapping[str, Any]) -> FormEdit:
         raise ProtocolError("bad_request", "`edit` must be {field, value} or "
                             "{field, remove}", ("args", "edit"))
     try:
-        field = EditField(edit.get("field"))
+        field = EditField(str(edit.get("field")))
     except ValueError:
         raise _bad(f"`field` must be one of {', '.join(f.value for f in EditField)}",
                    "field") from None

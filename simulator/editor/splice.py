@@ -307,7 +307,7 @@ class _ListEdit:
         prefix = text[units[0][0]:doc.start(first)]
         old = [self.key_of(i) for i in seq.items]
         splices: list[Splice] = []
-        matcher = difflib.SequenceMatcher(None, old, entries, autojunk=False)  # type: ignore[arg-type]
+        matcher = difflib.SequenceMatcher(None, old, entries, autojunk=False)
         for op, i1, i2, j1, j2 in matcher.get_opcodes():
             if op == "equal":
                 continue
@@ -334,7 +334,7 @@ class _ListEdit:
         doc, text = self.doc, self.doc.text
         old = [self.key_of(i) for i in seq.items]
         texts = [self.entry_text(e, True) for e in entries]
-        matcher = difflib.SequenceMatcher(None, old, entries, autojunk=False)  # type: ignore[arg-type]
+        matcher = difflib.SequenceMatcher(None, old, entries, autojunk=False)
         for op, i1, i2, j1, _ in matcher.get_opcodes():
             if op == "equal":
                 for k in range(i2 - i1):
@@ -411,19 +411,17 @@ def _entries_without(doc: _Doc, field: EditField, index: int) -> list[Any]:
     d = doc.definition
     if field is EditField.KNOWLEDGE:
         decls = d.knowledge or ()
-        expected = [(k.name, k.glob) for k in decls if k.location.path[-1] != index]
-    else:
-        refs = {EditField.TOOLS: d.tools, EditField.SKILLS: d.skills,
-                EditField.MCP_SERVERS: d.mcp_servers}[field] or ()
-        expected = [r.name for r in refs if r.location.path[-1] != index]
-    return expected
+        return [(k.name, k.glob) for k in decls if k.location.path[-1] != index]
+    refs = {EditField.TOOLS: d.tools, EditField.SKILLS: d.skills,
+            EditField.MCP_SERVERS: d.mcp_servers}[field] or ()
+    return [r.name for r in refs if r.location.path[-1] != index]
 
 
 def _remove_splices(doc: _Doc, field: EditField, index: int) -> list[Splice]:
     found = _list_field_node(doc, field)
     if found is None:
         raise _Refused(RefusalCode.NO_SUCH_ENTRY, f"`{field}` is not written in the document")
-    key, value = found
+    value = found[1]
     text = doc.text
     if isinstance(value, LSeq):
         if not 0 <= index < len(value.items):
@@ -572,9 +570,9 @@ def _set_body(doc: _Doc, value: str) -> list[Splice]:
             return []
         return [Splice(doc.start(found[1]), doc.content_end(found[1]), '""')]
     if found is None:
-        indent = doc.key_indent()
-        block = _literal_block(value, len(indent) + 2, len(indent))
-        return [doc.insertion(doc.insert_point("prompt"), f"{indent}prompt: {block}\n")]
+        key_indent = doc.key_indent()
+        block = _literal_block(value, len(key_indent) + 2, len(key_indent))
+        return [doc.insertion(doc.insert_point("prompt"), f"{key_indent}prompt: {block}\n")]
     key, node = found
     if not isinstance(node, LScalar):
         raise _unsafe("`prompt` is not text; fix its type by hand first", node)
