@@ -72,9 +72,11 @@ def documents(draw: Any) -> tuple[str, str, dict[str, tuple[int, int]]]:
     body = draw(st.sampled_from(["Work *well*.\n  indented\n", "One line.",
                                  "  lead\n\n\ntail  \n"]))
     if markdown:
-        lines += ["---\n", "\n", body]
+        lines += ["---\n", "\n"]
+        spans["body"] = (len(lines), len(lines) + body.count("\n") + 1)
+        lines += [body]
     else:
-        spans["prompt"] = (len(lines), len(lines) + 2)
+        spans["body"] = (len(lines), len(lines) + 2)
         lines += ["prompt: |\n", "  Work.\n"]
     newline = draw(st.sampled_from(["\n", "\r\n"]))
     text = "".join(lines).replace("\n", newline)
@@ -93,12 +95,16 @@ EDITS = st.one_of(
               st.lists(st.tuples(st.sampled_from(["docs", "faq"]),
                                  st.sampled_from(["**/*.md", "./a/*.txt"])), max_size=2)),
     st.builds(lambda i: FormEdit(EditField.TOOLS, remove=i), st.integers(0, 4)),
+    st.builds(lambda i: FormEdit(EditField.SKILLS, remove=i), st.integers(0, 4)),
+    st.builds(lambda v: FormEdit(EditField.NAME, v), st.sampled_from(["renamed", "2024"])),
+    st.builds(lambda v: FormEdit(EditField.BODY, v),
+              st.sampled_from(["New.", "Two\n\nlines", "  indented first\nsecond", ""])),
     st.builds(lambda v: FormEdit(EditField.TOOLS, None), st.none()),
 )
 
 _KEY = {EditField.TOOLS: "tools", EditField.SKILLS: "skills", EditField.MCP_SERVERS: "mcp",
         EditField.MEMORY: "memory", EditField.DESCRIPTION: "description",
-        EditField.KNOWLEDGE: "knowledge"}
+        EditField.KNOWLEDGE: "knowledge", EditField.NAME: "name", EditField.BODY: "body"}
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -109,9 +115,9 @@ def test_only_the_edited_field_changes(doc: tuple[str, str, dict[str, tuple[int,
     before = parse_definition(text, filename=filename).definition
     assert before is not None
     outcome = apply_edit(text, edit, filename=filename)
-    if outcome.document is None:
+    if outcome.document is None:  # every generated shape can be spliced
         assert outcome.refusal is not None
-        assert outcome.refusal.code in (RefusalCode.UNSAFE, RefusalCode.NO_SUCH_ENTRY)
+        assert outcome.refusal.code is RefusalCode.NO_SUCH_ENTRY and edit.remove is not None
         return
     after = parse_definition(outcome.document, filename=filename).definition
     assert after is not None
@@ -142,3 +148,65 @@ def test_lenient_front_matter_is_refused() -> None:
     text = "---\nname: a\ndescription: Note: colon\n---\nBody\n"
     outcome = apply_edit(text, FormEdit(EditField.MEMORY, "private"), filename="a.md")
     assert outcome.refusal is not None and outcome.refusal.code is RefusalCode.NOT_STRICT_YAML
+
+
+def _edit(text: str, edit: FormEdit, filename: str = "a.yaml") -> str:
+    outcome = apply_edit(text, edit, filename=filename)
+    assert outcome.document is not None, outcome.refusal
+    return outcome.document
+
+
+BASE = "name: a\ndescription: d\n"
+
+
+def test_explicit_and_empty_nulls_take_a_list() -> None:
+    assert _edit(BASE + "tools: ~  # none yet\nprompt: p\n",
+                 FormEdit(EditField.TOOLS, ["read"])) == (
+        BASE + "tools: [read]  # none yet\nprompt: p\n")
+    assert _edit(BASE + "tools:\nprompt: p\n", FormEdit(EditField.TOOLS, ["read", "grep"])) == (
+        BASE + "tools: [read, grep]\nprompt: p\n")
+    block = BASE + "skills:\n  - x\ntools:\nprompt: p\n"
+    assert _edit(block, FormEdit(EditField.TOOLS, ["read"])) == (
+        BASE + "skills:\n  - x\ntools:\n  - read\nprompt: p\n")
+
+
+def test_removing_an_empty_comma_entry_fixes_it() -> None:
+    text = BASE + "tools: Read,, Grep\nprompt: p\n"
+    assert _edit(text, FormEdit(EditField.TOOLS, remove=1)) == (
+        BASE + "tools: Read, Grep\nprompt: p\n")
+
+
+def test_lone_cr_line_endings_and_bom_are_kept() -> None:
+    text = "\ufeff" + (BASE + "memory: none\nprompt: p\n").replace("\n", "\r")
+    assert _edit(text, FormEdit(EditField.MEMORY, "shared")) == text.replace("none", "shared")
+
+
+def test_a_missing_prompt_is_inserted_after_the_known_keys() -> None:
+    text = BASE + "tools: [read]\nx-extra: 1\n"
+    out = _edit(text, FormEdit(EditField.BODY, "Do it.\n  carefully"))
+    assert out == BASE + "tools: [read]\nprompt: |\n  Do it.\n    carefully\nx-extra: 1\n"
+
+
+def test_a_repeated_key_edits_the_first_and_keeps_the_repeat() -> None:
+    text = BASE + "memory: none\nmemory: shared\nprompt: p\n"
+    assert _edit(text, FormEdit(EditField.MEMORY, "private")) == (
+        BASE + "memory: private\nmemory: shared\nprompt: p\n")
+
+
+def test_knowledge_block_maps_stay_block_maps() -> None:
+    text = BASE + "knowledge:\n  - name: a\n    glob: '*.md'   # all\nprompt: p\n"
+    out = _edit(text, FormEdit(EditField.KNOWLEDGE, [("a", "*.md"), ("b", "docs/*.txt")]))
+    assert out == (BASE + "knowledge:\n  - name: a\n    glob: '*.md'   # all\n"
+                   "  - name: b\n    glob: docs/*.txt\nprompt: p\n")
+
+
+def test_a_flow_mapping_document_is_refused() -> None:
+    outcome = apply_edit("{name: a, description: d, prompt: p}",
+                         FormEdit(EditField.MEMORY, "private"))
+    assert outcome.refusal is not None and outcome.refusal.code is RefusalCode.UNSAFE
+
+
+def test_an_unreadable_document_is_refused_with_its_location() -> None:
+    outcome = apply_edit("name: [a\n", FormEdit(EditField.MEMORY, "private"))
+    assert outcome.refusal is not None
+    assert outcome.refusal.code is RefusalCode.UNREADABLE and outcome.refusal.line == 2
