@@ -86,7 +86,34 @@ def _unknown_unlocated() -> None:
     _patch(ops, "unknown_names", buggy)
 
 
+def _diagnostics_of_source() -> None:
+    """The edit answers the source's diagnostics, not those of the document it returns."""
+    from capconf.simulator.protocol.session import read_source
+
+    real = _original(ops, "_diagnostics")
+
+    def buggy(session: Any, source: Any, args: Any) -> Any:
+        return real(session, read_source(args), args)
+
+    _patch(ops, "_diagnostics", buggy)
+
+
+def _only_enabled_servers() -> None:
+    """MCP candidates leave out servers that are disabled or not configured."""
+    real = _original(candidates, "mcp_candidates")
+
+    def buggy(world: Any) -> Any:
+        out = real(world)
+        return {"candidates": [c for c in out["candidates"] if c["state"] == "ready"]}
+
+    _patch(candidates, "mcp_candidates", buggy)
+
+
 MUTANTS: tuple[Mutant, ...] = (
+    Mutant("editor-diagnostics-of-source", "an edit reports the source's diagnostics",
+           ("EDIT-02",), _diagnostics_of_source),
+    Mutant("editor-only-enabled-servers", "MCP candidates omit disabled and unconfigured "
+           "servers", ("EDIT-01",), _only_enabled_servers),
     Mutant("editor-edit-reserializes", "a form edit re-serialises the whole document",
            ("EDIT-02",), _edit_reserializes),
     Mutant("editor-refusal-rewrites", "an edit that cannot be spliced rewrites the "
