@@ -248,6 +248,125 @@ def cmd_matrix(ns: argparse.Namespace) -> int:
     return 0
 
 
+_EDIT_LIST_FIELDS = ("tools", "skills", "mcp.servers")
+
+
+def _edit_arg(ns: argparse.Namespace) -> dict[str, Any]:
+    """`--set tools=read,WebFetch`, `--set memory=private`, `--set memory=` (remove),
+    `--set knowledge='[{"name": ..., "glob": ...}]'`, or `--remove tools=2`."""
+    if ns.remove:
+        field, _, index = ns.remove.partition("=")
+        if not index.isdigit():
+            raise SystemExit("capconf: --remove takes FIELD=INDEX, e.g. tools=2")
+        return {"field": field, "remove": int(index)}
+    field, eq, text = ns.set.partition("=")
+    if not eq:
+        raise SystemExit("capconf: --set takes FIELD=VALUE, e.g. tools=read,WebFetch")
+    value: Any
+    if text == "" and field not in ("description", "body", "name"):
+        value = None
+    elif field in _EDIT_LIST_FIELDS:
+        value = [n.strip() for n in text.split(",")] if text.strip() else []
+    elif field == "knowledge":
+        value = json.loads(text)
+    elif field == "body" and text.startswith("@"):
+        value = Path(text[1:]).read_text(encoding="utf-8")
+    else:
+        value = text
+    return {"field": field, "value": value}
+
+
+# -- the settings editor (EDIT-01..04) ---------------------------------------------
+
+def cmd_candidates(ns: argparse.Namespace) -> int:
+    driver = _driver(ns.impl, ns.timeout)
+    try:
+        driver.request("world.setup", _world_args(ns.world, None))
+        result = driver.request("editor.candidates")
+    except DriverFailure as exc:
+        return _fail(exc.message)
+    finally:
+        driver.close()
+    if ns.json:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+        return 0
+    tools = result["tools"]
+    print(f"tools ({tools['source']}):")
+    for c in tools["candidates"]:
+        print(f"  {c['name']}{'' if c['in_session'] else '  (not in this session)'}")
+    print("skills:")
+    for c in result["skills"]["candidates"]:
+        hides = f"  hides {', '.join(c['shadowed'])}" if c["shadowed"] else ""
+        print(f"  {c['name']}  [{c['layer']}]{hides}")
+    print("mcp servers:")
+    for c in result["mcp"]["candidates"]:
+        print(f"  {c['name']}  ({c['state']})")
+    return 0
+
+
+def cmd_edit(ns: argparse.Namespace) -> int:
+    """Print (or with --write, save) the document with one form edit applied; exit 3 when
+    the edit is refused, 2 on errors."""
+    path = Path(ns.definition)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return _fail(f"cannot read {path}: {exc.strerror or exc}")
+    edit = _edit_arg(ns)
+    driver = _driver(ns.impl, ns.timeout)
+    try:
+        driver.request("world.setup", _world_args(ns.world, path))
+        result = driver.request("editor.edit", {
+            "source_b64": base64.b64encode(data).decode("ascii"), "filename": path.name,
+            "edit": edit})
+        unknown = None
+        if ns.unknown and result["applied"]:
+            unknown = driver.request("editor.unknown_names", {
+                "source_b64": result["document_b64"], "filename": path.name})["unknown"]
+    except DriverFailure as exc:
+        return _fail(exc.message)
+    finally:
+        driver.close()
+    if not result["applied"]:
+        r = result["refusal"]
+        where = f"{path}:{r['line']}:{r['column']}" if r["line"] else str(path)
+        print(f"{where}: refused ({r['code']}): {r['message']}", file=sys.stderr)
+        return 3
+    out = base64.b64decode(result["document_b64"])
+    if ns.write:
+        path.write_bytes(out)
+    else:
+        sys.stdout.buffer.write(out)
+    for d in result["diagnostics"]:
+        print(_format_diagnostic(str(path), d), file=sys.stderr)
+    for u in unknown or ():
+        near = f" nearest: {', '.join(u['nearest'])}" if u["nearest"] else ""
+        print(f"{path}:{u['line']}:{u['column']}: unknown {u['field']} `{u['name']}`;{near} "
+              f"(remove: --remove {u['field']}={u['index']})", file=sys.stderr)
+    return 0
+
+
+def _add_editor_parsers(sub: Any, impl_options: Any) -> None:
+    candidates = sub.add_parser("candidates", help="the settings editor's selector "
+                                "candidates (tools, skills, MCP servers) for a world")
+    candidates.add_argument("--world", help="world YAML (keys of world.setup)")
+    candidates.add_argument("--json", action="store_true")
+    impl_options(candidates)
+
+    edit = sub.add_parser("edit", help="apply one form edit to a definition file, keeping "
+                          "every other byte (exit 3: refused)")
+    edit.add_argument("definition")
+    group = edit.add_mutually_exclusive_group(required=True)
+    group.add_argument("--set", help="FIELD=VALUE: tools=read,WebFetch  memory=private  "
+                       "memory= (remove)  body=@file.md  knowledge='[{\"name\":..,\"glob\":..}]'")
+    group.add_argument("--remove", help="FIELD=INDEX: remove one entry, e.g. tools=2")
+    edit.add_argument("--write", action="store_true", help="save the result to the file")
+    edit.add_argument("--unknown", action="store_true",
+                      help="also list unknown names in the result, with nearest candidates")
+    edit.add_argument("--world", help="world YAML (keys of world.setup)")
+    impl_options(edit)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="capconf", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -292,6 +411,8 @@ def build_parser() -> argparse.ArgumentParser:
     kb.add_argument("query", nargs="+", help="terms; a line matches if it contains any")
     impl_options(kb)
 
+    _add_editor_parsers(sub, impl_options)
+
     matrix = sub.add_parser("matrix", help="requirement -> tests traceability")
     matrix.add_argument("--strict", action="store_true",
                         help="also fail on planned requirements without tests")
@@ -313,6 +434,7 @@ def main(argv: list[str] | None = None) -> int:
         ns = parser.parse_args(argv)
     handlers = {"prompt": cmd_prompt, "validate": cmd_validate, "smoke": cmd_smoke,
                 "driver": cmd_driver, "matrix": cmd_matrix, "kb-search": cmd_kb_search}
+    handlers.update({"candidates": cmd_candidates, "edit": cmd_edit})
     if ns.command == "run":
         return cmd_run(ns, extra)
     return int(handlers[ns.command](ns))

@@ -127,3 +127,36 @@ def test_kb_search_keeps_a_source_whose_glob_reaches_an_escaping_link(tmp_path: 
     assert b"SECRET" not in out.stdout
     assert b"docs/out.md (symlink-outside-workspace)" in out.stdout
     assert b"KB-SOURCE-OUTSIDE-WORKSPACE" in out.stderr
+
+
+def test_edit_prints_or_writes_the_spliced_document(tmp_path: Path) -> None:
+    agent = tmp_path / "agent.md"
+    source = b"---\r\nname: a  # keep\r\ndescription: d\r\ntools: Read, webfech\r\n---\r\nBody\r\n"
+    agent.write_bytes(source)
+    proc = capconf("edit", str(agent), "--set", "tools=read,WebFetch", "--unknown")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == source.replace(b"Read, webfech", b"read, WebFetch")
+    assert agent.read_bytes() == source  # printed, not written
+    proc = capconf("edit", str(agent), "--remove", "tools=1", "--write")
+    assert proc.returncode == 0 and agent.read_bytes() == source.replace(b", webfech", b"")
+
+
+def test_edit_reports_unknown_names_and_refusals(tmp_path: Path) -> None:
+    agent = tmp_path / "agent.md"
+    agent.write_text("---\nname: a\ndescription: d\ntools: [Grpe]\n---\nBody\n")
+    proc = capconf("edit", str(agent), "--set", "memory=private", "--unknown")
+    assert proc.returncode == 0
+    assert "agent.md:4:9: unknown tools `Grpe`; nearest: grep" in proc.stderr.decode()
+    proc = capconf("edit", str(agent), "--remove", "tools=3")
+    assert proc.returncode == 3 and b"no_such_entry" in proc.stderr
+
+
+def test_candidates_for_a_world_file(tmp_path: Path) -> None:
+    world = tmp_path / "world.yaml"
+    world.write_text("grantable: [read, WebFetch]\nmcp:\n  mcpServers:\n"
+                     "    crm: {command: crm, enabled: false}\n")
+    proc = capconf("candidates", "--world", str(world), "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert [c["name"] for c in out["tools"]["candidates"]] == ["read", "WebFetch"]
+    assert out["mcp"]["candidates"][0]["state"] == "disabled"

@@ -36,12 +36,19 @@ class LScalar:
     tag: str
     mark: Mark
     style: str | None = None
+    # Character offsets of the value in the YAML text given to ``load_yaml`` (the front
+    # matter, for Markdown): what a form edit splices (simulator/editor). -1: unknown.
+    start: int = -1
+    end: int = -1
 
 
 @dataclass(frozen=True)
 class LSeq:
     items: tuple[LNode, ...]
     mark: Mark
+    start: int = -1
+    end: int = -1
+    flow: bool = False
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,9 @@ class LMap:
     items: tuple[tuple[LScalar, LNode], ...]
     mark: Mark
     duplicates: tuple[LScalar, ...] = field(default=())
+    start: int = -1
+    end: int = -1
+    flow: bool = False
 
 
 LNode = LScalar | LSeq | LMap
@@ -188,9 +198,14 @@ def _convert(node: yaml.Node, line_offset: int) -> LNode:
             value = node.value
         if not isinstance(value, str | int | float | bool | type(None)):
             value = node.value  # timestamps, binary: keep the source text
-        return LScalar(value=value, text=node.value, tag=node.tag, mark=mark, style=node.style)
+        return LScalar(value=value, text=node.value, tag=node.tag, mark=mark, style=node.style,
+                       start=node.start_mark.index, end=node.end_mark.index)
+    start, end = node.start_mark.index, node.end_mark.index
+    assert isinstance(node, yaml.CollectionNode)
+    flow = bool(node.flow_style)
     if isinstance(node, yaml.SequenceNode):
-        return LSeq(items=tuple(_convert(n, line_offset) for n in node.value), mark=mark)
+        return LSeq(items=tuple(_convert(n, line_offset) for n in node.value), mark=mark,
+                    start=start, end=end, flow=flow)
     assert isinstance(node, yaml.MappingNode)
     seen: set[str] = set()
     items: list[tuple[LScalar, LNode]] = []
@@ -209,7 +224,8 @@ def _convert(node: yaml.Node, line_offset: int) -> LNode:
             continue
         seen.add(key.text)
         items.append((key, _convert(value_node, line_offset)))
-    return LMap(items=tuple(items), mark=mark, duplicates=tuple(dups))
+    return LMap(items=tuple(items), mark=mark, duplicates=tuple(dups), start=start, end=end,
+                flow=flow)
 
 
 def load_yaml(text: str, line_offset: int = 0) -> LNode | None:
