@@ -291,16 +291,6 @@ def check_entry_budget(nodes: int, scalars: list[LScalar]) -> None:
             raise _too_complex(scalar.mark.line, scalar.mark.column)
 
 
-def load_data(text: str, what: str) -> Any:
-    """Untrusted YAML data that is not a definition (a ``--world`` file): the same
-    refusals and limits as a definition (size, characters, aliases, depth, nodes), then
-    plain values. Raises ``SourceError``; YAML 1.1 implicit typing applies to values, as
-    for ``extra``."""
-    check_text_size(text, what)
-    node = load_yaml(normalize_newlines(text.removeprefix("\ufeff")))
-    return None if node is None else plain(node)
-
-
 _LENIENT_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*):(?:[ \t]+(.*?))?[ \t]*$")
 _LENIENT_ITEM = re.compile(r"^[ \t]+-[ \t]+(.*?)[ \t]*$")
 

@@ -156,8 +156,10 @@ def find_problem(value: Any, max_depth: int | None = MAX_DEPTH) -> tuple[tuple[P
                 for key, child in item.items():
                     if not isinstance(key, str):
                         return path, f"has a key that is a {type(key).__name__}, not a string"
-                    if _has_surrogate(key):
-                        return (*path, key), "is a key with a lone surrogate"
+                    if _has_surrogate(key):  # the key cannot be echoed in the path
+                        shown = key.encode("utf-8", "backslashreplace").decode("ascii",
+                                                                               "replace")
+                        return path, f"has a key with a lone surrogate ({shown[:40]})"
                     children.append((child, (*path, key), depth + 1))
                 stack.extend(reversed(children))
             else:
