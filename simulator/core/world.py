@@ -76,7 +76,7 @@ def parse_world(args: Mapping[str, Any]) -> World:
     ignored tests a different world than it thinks."""
     for key in args:
         if key not in world_keys():
-            raise WorldSetupError((key,), f"unknown world key; the keys are "
+            raise WorldSetupError((key,), f"unknown world key `{key}`; the keys are "
                                   f"{', '.join(world_keys())}")
     workspace_arg = args.get("workspace")
     if not isinstance(workspace_arg, str) or not workspace_arg:
