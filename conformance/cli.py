@@ -15,11 +15,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from capconf.conformance.client import DriverFailure
 from capconf.conformance.driver import Driver
 from capconf.conformance.locations import package_file, suite_dir
+from capconf.conformance.worldfile import WorldFileError, load_world_file
 
 READ_LIMIT = 1_048_576 + 1  # the spec's definition size limit, plus one byte to exceed it
 
@@ -41,14 +40,15 @@ def _world_args(world_file: str | None, definition_path: Path | None) -> dict[st
     if world_file:
         path = Path(world_file)
         try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise SystemExit(_fail(f"cannot read world file {world_file}: {exc}")) from None
-        if not isinstance(loaded, dict):
-            raise SystemExit(_fail(f"world file {world_file} must be a mapping"))
-        args = loaded
+            args = load_world_file(path)
+        except WorldFileError as exc:
+            raise SystemExit(_fail(f"world file {world_file}: {exc}")) from None
         base = path.resolve().parent
     workspace = args.get("workspace")
+    if workspace is not None and (not isinstance(workspace, str) or not workspace
+                                  or "\x00" in workspace):
+        raise SystemExit(_fail(f"world file {world_file}: `workspace` must be a directory "
+                               f"path (a non-empty string), not {workspace!r:.80}"))
     if workspace is None:
         args["workspace"] = str(base.resolve())
     elif not os.path.isabs(workspace):

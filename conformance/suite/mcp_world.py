@@ -82,7 +82,10 @@ def journal(impl: Harness, name: str) -> list[dict[str, Any]]:
     path = impl.workspace / "servers" / f"{name}.journal"
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    # "\n" only: str.splitlines would also split inside a JSON string at U+2028,
+    # U+2029, U+0085 and other characters that canonical JSON writes unescaped
+    text = path.read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.split("\n") if line.strip()]
 
 
 def tool_calls(impl: Harness, name: str) -> list[dict[str, Any]]:

@@ -32,10 +32,12 @@ from capconf.simulator.definition.yamlsource import (
     LScalar,
     LSeq,
     SourceError,
+    check_entry_budget,
     check_text_size,
     decode_source,
+    json_value,
     load_lenient_front_matter,
-    load_yaml,
+    load_yaml_counted,
     location,
     normalize_newlines,
     plain,
@@ -105,6 +107,7 @@ _SOURCE_ERRORS: dict[str, DiagnosticKind] = {
     "TOO-LARGE": DEF_TOO_LARGE,
     "ENCODING": DEF_ENCODING,
     "YAML-SYNTAX": DEF_YAML_SYNTAX,
+    "YAML-CHARACTER": DEF_YAML_SYNTAX,  # not recovered leniently: the character stays bad
     "YAML-ALIAS": DEF_YAML_ALIAS,
     "YAML-TOO-DEEP": DEF_YAML_TOO_DEEP,
     "YAML-TOO-COMPLEX": DEF_YAML_TOO_COMPLEX,
@@ -176,7 +179,7 @@ class Definition:
             "knowledge": None if self.knowledge is None else [
                 {"name": k.name, "glob": k.glob} for k in self.knowledge],
             "memory": None if self.memory is None else str(self.memory),
-            "extra": {k: v for k, v in self.extra},
+            "extra": {k: json_value(v) for k, v in self.extra},
         }
 
 
@@ -245,10 +248,8 @@ class _Builder:
                 self.add(DEF_TYPE, f"`{label}` must be a list of names or a comma-separated "
                          f"string, not a {_kind(node)}.", location(path, node))
                 return None
-            inline = _is_plain_inline(node)
-            for index, (name, offset) in enumerate(split_names(node.text)):
-                col = node.mark.column + offset if inline else node.mark.column
-                loc = Location((*path, index), node.mark.line, col)
+            for index, (name, line, col) in enumerate(_comma_entries(node)):
+                loc = Location((*path, index), line, col)
                 if not name:
                     self.add(DEF_EMPTY_ENTRY, f"entry {index} of `{label}` is empty. "
                              "Remove the extra comma.", loc)
@@ -354,9 +355,42 @@ def _kind(node: LNode) -> str:
     return type(node.value).__name__ if not isinstance(node.value, str) else "string"
 
 
-def _is_plain_inline(node: LScalar) -> bool:
-    """Column offsets inside a scalar are exact only for plain single-line scalars."""
-    return node.style is None and "\n" not in node.text
+def _comma_entries(node: LScalar) -> list[tuple[str, int, int]]:
+    """(name, line, column) of each entry of a comma-separated string (SPEC DEF-03).
+
+    Entries are trimmed of spaces, tabs and line breaks, so a folded or literal block
+    (`tools: >` with one name per line) gives `read`, not `read\n`. Each name is located
+    where it is written: it is searched for in the scalar's source text after the
+    previous entry, so quotes, block indentation and line breaks are accounted for. A
+    name that cannot be found as written (it was spelled with escapes) is located at
+    the scalar itself; an empty entry where its text would start.
+    """
+    raw = node.raw
+    out: list[tuple[str, int, int]] = []
+    # where the text starts: after an opening quote, or on the line after `|` / `>`
+    cursor = (1 if node.style in ("'", '"') else raw.find("\n") + 1 if node.style in ("|", ">")
+              else 0)
+    for index, (piece, _) in enumerate(split_names(node.text)):
+        name = piece.strip(" \t\n")
+        if index and raw:
+            comma = raw.find(",", cursor)
+            cursor = comma + 1 if comma >= 0 else len(raw)
+        if not raw:
+            found = -1
+        elif name:
+            found = raw.find(name, cursor)
+        else:
+            found = len(raw) - len(raw[cursor:].lstrip(" \t\n"))
+        if found < 0:
+            out.append((name, node.mark.line, node.mark.column))
+            continue
+        cursor = found + len(name)
+        before = raw[:found]
+        breaks = before.count("\n")
+        column = (node.mark.column + found if not breaks
+                  else found - before.rfind("\n"))
+        out.append((name, node.mark.line + breaks, column))
+    return out
 
 
 def _split_front_matter(text: str) -> tuple[str, str, int] | None:
@@ -405,7 +439,9 @@ def parse_definition(
         line_offset = first - 1
 
     try:
-        root = load_yaml(yaml_text, line_offset)
+        root, nodes = load_yaml_counted(yaml_text, line_offset)
+        if isinstance(root, LMap):
+            check_entry_budget(nodes, _comma_strings(root))
     except SourceError as exc:
         recovered = None
         if fmt is SourceFormat.MARKDOWN and exc.kind == "YAML-SYNTAX":
@@ -427,6 +463,20 @@ def parse_definition(
                      f"must be a mapping of keys (name, description, tools, ...), not a "
                      f"{_kind(root)}.", root.mark.line, root.mark.column)
     return ParseOutcome(_read_mapping(builder, root, fmt, body_text), tuple(builder.diagnostics))
+
+
+def _comma_strings(root: LMap) -> list[LScalar]:
+    """The string values that ``name_list`` splits on commas (`tools`, `skills`,
+    `mcp.servers`), in document order."""
+    found: list[LScalar] = []
+    for key, value in root.items:
+        if key.text == "mcp" and isinstance(value, LMap):
+            found += [v for k, v in value.items if k.text == "servers" and isinstance(v, LScalar)
+                      and isinstance(v.value, str)]
+        elif key.text in ("tools", "skills") and isinstance(value, LScalar) and isinstance(
+                value.value, str):
+            found.append(value)
+    return found
 
 
 def _zero_mark(line_offset: int) -> Any:

@@ -10,6 +10,7 @@ implicit typing, so a tool called ``on`` or ``yes`` stays a string.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,9 @@ class LScalar:
     # matter, for Markdown): what a form edit splices (simulator/editor). -1: unknown.
     start: int = -1
     end: int = -1
+    # the scalar as written (quotes, escapes, block indentation included), so positions
+    # inside it (comma-separated names) can be found in the source; "" when unknown
+    raw: str = ""
 
 
 @dataclass(frozen=True)
@@ -111,12 +115,14 @@ def normalize_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def check_text_size(text: str) -> None:
-    size = len(text.encode("utf-8", "surrogatepass"))
+def check_text_size(text: str, what: str = "definition") -> None:
+    # cheap bound first: a str of n code points is at least n and at most 4n bytes
+    size = len(text) if len(text) > MAX_SOURCE_BYTES else len(
+        text.encode("utf-8", "surrogatepass"))
     if size > MAX_SOURCE_BYTES:
         raise SourceError(
             "TOO-LARGE",
-            f"the definition is larger than the {MAX_SOURCE_BYTES:,}-byte limit. "
+            f"the {what} is larger than the {MAX_SOURCE_BYTES:,}-byte limit. "
             "Move long reference material into a knowledge source or a skill.",
             1,
             1,
@@ -127,23 +133,59 @@ def _mark(m: Any, line_offset: int) -> Mark:
     return Mark(m.line + 1 + line_offset, m.column + 1)
 
 
-def _prescan(text: str, line_offset: int) -> None:
-    """Walk the event stream once: aliases and excessive depth are refused here, before
-    a node graph exists."""
+# YAML's printable set (YAML 1.1 section 5.1, which PyYAML enforces): everything else,
+# including lone surrogates, BEL, NUL and the noncharacters U+FFFE/U+FFFF, makes the
+# reader fail before any token. Checked here so the failure is a located diagnostic.
+_NOT_PRINTABLE = re.compile(
+    "[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
+
+
+def _check_characters(text: str, line_offset: int) -> None:
+    bad = _NOT_PRINTABLE.search(text)
+    if bad is None:
+        return
+    before = text[: bad.start()]
+    line = before.count("\n") + 1 + line_offset
+    column = bad.start() - (before.rfind("\n") + 1) + 1
+    code = f"U+{ord(bad.group()):04X}"
+    raise SourceError(
+        "YAML-CHARACTER",
+        f"invalid YAML: the character {code} is not allowed in YAML (line {line}, column "
+        f"{column}). Remove it, or write it as an escape such as \"\\x07\" inside a "
+        "double-quoted string.",
+        line,
+        column,
+        problem=f"character {code} is not allowed (line {line}, column {column})",
+    )
+
+
+def _too_complex(line: int | None, column: int | None) -> SourceError:
+    return SourceError(
+        "YAML-TOO-COMPLEX",
+        f"the document has more than {MAX_NODES:,} YAML nodes. "
+        "A definition is a short document; split the data out.",
+        line,
+        column,
+    )
+
+
+_NODE_EVENTS = (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)
+
+
+def _prescan(text: str, line_offset: int) -> int:
+    """Walk the event stream once: aliases, excessive depth and too many nodes are
+    refused here, before a node graph exists. Returns the number of nodes: scalars,
+    sequences and mappings (mapping keys included), not parser events."""
+    _check_characters(text, line_offset)
     depth = 0
     count = 0
     try:
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            count += 1
-            if count > MAX_NODES:
-                m = _mark(event.start_mark, line_offset)
-                raise SourceError(
-                    "YAML-TOO-COMPLEX",
-                    f"the document has more than {MAX_NODES:,} YAML nodes. "
-                    "A definition is a short document; split the data out.",
-                    m.line,
-                    m.column,
-                )
+            if isinstance(event, _NODE_EVENTS):
+                count += 1
+                if count > MAX_NODES:
+                    m = _mark(event.start_mark, line_offset)
+                    raise _too_complex(m.line, m.column)
             if isinstance(event, yaml.AliasEvent):
                 m = _mark(event.start_mark, line_offset)
                 raise SourceError(
@@ -168,6 +210,9 @@ def _prescan(text: str, line_offset: int) -> None:
                 depth -= 1
     except yaml.MarkedYAMLError as exc:
         raise _syntax_error(exc, line_offset) from None
+    except yaml.YAMLError as exc:  # a reader error the character check did not foresee
+        raise SourceError("YAML-SYNTAX", f"invalid YAML: {exc}", None, None) from None
+    return count
 
 
 def _syntax_error(exc: yaml.MarkedYAMLError, line_offset: int) -> SourceError:
@@ -198,8 +243,10 @@ def _convert(node: yaml.Node, line_offset: int) -> LNode:
             value = node.value
         if not isinstance(value, str | int | float | bool | type(None)):
             value = node.value  # timestamps, binary: keep the source text
+        smark, emark = node.start_mark, node.end_mark
+        raw = smark.buffer[smark.index:emark.index] if smark.buffer is not None else ""
         return LScalar(value=value, text=node.value, tag=node.tag, mark=mark, style=node.style,
-                       start=node.start_mark.index, end=node.end_mark.index)
+                       start=smark.index, end=emark.index, raw=raw)
     start, end = node.start_mark.index, node.end_mark.index
     assert isinstance(node, yaml.CollectionNode)
     flow = bool(node.flow_style)
@@ -230,7 +277,13 @@ def _convert(node: yaml.Node, line_offset: int) -> LNode:
 
 def load_yaml(text: str, line_offset: int = 0) -> LNode | None:
     """Parse one YAML document into located nodes; None for an empty document."""
-    _prescan(text, line_offset)
+    return load_yaml_counted(text, line_offset)[0]
+
+
+def load_yaml_counted(text: str, line_offset: int = 0) -> tuple[LNode | None, int]:
+    """``load_yaml`` plus the document's node count, for callers that count further
+    entries (comma-separated names) against the same ``MAX_NODES`` budget."""
+    count = _prescan(text, line_offset)
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
@@ -238,8 +291,19 @@ def load_yaml(text: str, line_offset: int = 0) -> LNode | None:
     except yaml.YAMLError as exc:  # e.g. ComposerError without marks
         raise SourceError("YAML-SYNTAX", f"invalid YAML: {exc}", None, None) from None
     if node is None:
-        return None
-    return _convert(node, line_offset)
+        return None, count
+    return _convert(node, line_offset), count
+
+
+def check_entry_budget(nodes: int, scalars: list[LScalar]) -> None:
+    """Entries of a comma-separated name string are nodes too (SPEC DEF-03): a string of
+    200,000 names must cost no more than 200,000 list entries. The string is already one
+    node; each further comma adds one. Raises ``YAML-TOO-COMPLEX`` at the string that
+    crosses the limit."""
+    for scalar in scalars:
+        nodes += scalar.text.count(",")
+        if nodes > MAX_NODES:
+            raise _too_complex(scalar.mark.line, scalar.mark.column)
 
 
 _LENIENT_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*):(?:[ \t]+(.*?))?[ \t]*$")
@@ -268,7 +332,8 @@ def load_lenient_front_matter(text: str, line_offset: int) -> LMap | None:
         item = _LENIENT_ITEM.match(line)
         if item and current_list is not None:
             col = line.index("-") + 3
-            current_list.append(LScalar(item.group(1), item.group(1), "str", Mark(lineno, col)))
+            current_list.append(LScalar(item.group(1), item.group(1), "str", Mark(lineno, col),
+                                        raw=item.group(1)))
             continue
         m = _LENIENT_KEY.match(line)
         if not m:
@@ -289,7 +354,8 @@ def load_lenient_front_matter(text: str, line_offset: int) -> LMap | None:
             raw = raw[1:-1]
         after = line.index(":") + 1
         col = after + (len(line[after:]) - len(line[after:].lstrip())) + 1
-        items.append((key, LScalar(raw, raw, "str", Mark(lineno, col))))
+        items.append((key, LScalar(raw, raw, "str", Mark(lineno, col),
+                                   raw=line[col - 1:].rstrip(" \t"))))
     if current_key is not None and current_list is not None:
         items.append((current_key, LSeq(tuple(current_list), current_key.mark)))
     if not items:
@@ -304,6 +370,22 @@ def plain(node: LNode) -> Any:
     if isinstance(node, LSeq):
         return [plain(n) for n in node.items]
     return {k.text: plain(v) for k, v in node.items}
+
+
+_NON_FINITE = {math.inf: ".inf", -math.inf: "-.inf"}
+
+
+def json_value(value: Any) -> Any:
+    """A ``plain`` value as JSON can carry it: YAML's ``.inf``, ``-.inf`` and ``.nan`` have
+    no JSON number, so they are reported as those strings (YAML's own spelling), and the
+    saved document keeps the float (DEF-04 round trip is unaffected)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return ".nan" if math.isnan(value) else _NON_FINITE[value]
+    if isinstance(value, list):
+        return [json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: json_value(v) for k, v in value.items()}
+    return value
 
 
 def location(path: tuple[str | int, ...], node: LNode | LScalar | None) -> Location:

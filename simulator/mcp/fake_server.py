@@ -393,8 +393,20 @@ class JournalWriter:
     def append(self, entry: JournalEntry | None) -> None:
         if self.path is None or entry is None:
             return
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(entry.to_line() + "\n")
+        with self.path.open("ab") as fh:
+            fh.write(utf8_line(entry.to_line()))
+
+
+def utf8_line(text: str) -> bytes:
+    """A JSON line as UTF-8 bytes, newline included. A lone surrogate received in a
+    ``\\ud800`` escape has no UTF-8 form; such a line is written with every non-ASCII
+    character escaped instead, so the journal and the replies record exactly what was
+    received and stay valid UTF-8 JSON (the server must never die of its input)."""
+    try:
+        return (text + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        escaped = json.dumps(json.loads(text), ensure_ascii=True, separators=(",", ":"))
+        return (escaped + "\n").encode("ascii")
 
 
 def _read_line(stdin: Any) -> bytes | None:
@@ -421,7 +433,7 @@ def serve(config: FakeServerConfig, journal: JournalWriter, stdin: Any, stdout: 
         step = server.handle_line(line)
         journal.append(step.journal)
         for reply in step.replies:
-            stdout.write(reply.encode("utf-8") + b"\n")
+            stdout.write(utf8_line(reply))
         stdout.flush()
         if step.fault is Fault.DIE:
             os._exit(FAULT_EXIT_STATUS)

@@ -12,6 +12,7 @@ from typing import Any
 
 from capconf.simulator.protocol.op_tables import FEATURES, all_ops
 from capconf.simulator.protocol.session import Handler, ProtocolError, Session
+from capconf.simulator.protocol.wire import WireError, check_request, find_problem, request_id
 
 
 class Dispatcher:
@@ -27,12 +28,36 @@ class Dispatcher:
         return self.session.finished
 
     def handle(self, request: Any) -> dict[str, Any]:
-        request_id = request.get("id") if isinstance(request, dict) else None
-        if not isinstance(request_id, int) or isinstance(request_id, bool):
-            request_id = None
+        """Answer one decoded request. The request is first held to the wire rules
+        (PROTO-03) so no op ever sees a lone surrogate, NaN or an absurd nesting; the
+        response is held to them too, so whatever an op returns, the line written back
+        is valid UTF-8 JSON."""
+        rid, refused = request_id(request)
+        refused = check_request(request) or refused
+        if refused is None and not isinstance(request, dict):
+            refused = WireError("bad_request", "a request is a JSON object")
+        if refused is not None:
+            return self.refusal(refused, rid)
+        assert isinstance(request, dict)
+        response = self._answer(request, rid)
+        found = find_problem(response, max_depth=None)
+        if found is not None:  # a bug in the reference: say where, keep the connection
+            path, problem = found
+            where = "/".join(str(p) for p in path).encode("utf-8", "backslashreplace")
+            return {"id": rid, "ok": False, "error": {
+                "code": "internal", "message": "the response is not portable JSON: "
+                f"{where.decode('ascii', 'replace')} {problem}"}}
+        return response
+
+    @staticmethod
+    def refusal(error: WireError, rid: int | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"code": error.code, "message": error.message}
+        if error.path:
+            body["path"] = list(error.path)
+        return {"id": rid, "ok": False, "error": body}
+
+    def _answer(self, request: dict[str, Any], request_id: int | None) -> dict[str, Any]:
         try:
-            if not isinstance(request, dict):
-                raise ProtocolError("bad_request", "a request is a JSON object")
             op = request.get("op")
             args = request.get("args", {})
             if not isinstance(op, str):

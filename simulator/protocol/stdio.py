@@ -1,34 +1,55 @@
 """Serve the dispatcher over JSON Lines on stdin/stdout (`capconf driver`).
 
 The I/O edge of the simulator: one request per line, one response per line, in order.
-A line that is not JSON gets an error response with ``id: null``; the server keeps going.
+Lines are read as bytes and decoded here (``wire.decode_line``), never by the text layer
+of ``sys.stdin``: invalid UTF-8, a line that is not JSON, ``NaN``, absurd nesting or a
+5,000-digit number each get an error response with ``id: null`` (PROTO-03), and the
+server keeps reading. Responses are written as UTF-8 bytes by ``wire.encode_response``,
+which cannot fail, so no request can end the connection except ``shutdown``.
 """
 
 from __future__ import annotations
 
-import json
 import sys
+from collections.abc import Iterator
 from typing import IO
 
 from capconf.simulator.protocol.dispatcher import Dispatcher
+from capconf.simulator.protocol.wire import MAX_LINE_BYTES, WireError, decode_line, encode_response
 
 
-def serve(stdin: IO[str] | None = None, stdout: IO[str] | None = None,
-          dispatcher: Dispatcher | None = None) -> int:
-    stdin = stdin or sys.stdin
-    stdout = stdout or sys.stdout
-    dispatcher = dispatcher or Dispatcher()
-    for line in stdin:
-        if not line.strip():
+def _lines(stdin: IO[bytes]) -> Iterator[bytes | None]:
+    """Request lines without their newline; None for a line over the size limit (its
+    bytes are skipped up to the next newline without being kept)."""
+    while True:
+        line = stdin.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while True:
+                rest = stdin.readline(MAX_LINE_BYTES)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield None
             continue
-        try:
-            request = json.loads(line)
-        except json.JSONDecodeError as exc:
-            response = {"id": None, "ok": False,
-                        "error": {"code": "bad_json", "message": f"not JSON: {exc}"}}
+        yield line.rstrip(b"\n").rstrip(b"\r")
+
+
+def serve(stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None,
+          dispatcher: Dispatcher | None = None) -> int:
+    stdin = stdin or sys.stdin.buffer
+    stdout = stdout or sys.stdout.buffer
+    dispatcher = dispatcher or Dispatcher()
+    for line in _lines(stdin):
+        if line is not None and not line.strip():
+            continue
+        request = (WireError("bad_request", f"the request line is longer than "
+                             f"{MAX_LINE_BYTES:,} bytes") if line is None else decode_line(line))
+        if isinstance(request, WireError):
+            response = Dispatcher.refusal(request)
         else:
             response = dispatcher.handle(request)
-        stdout.write(json.dumps(response, ensure_ascii=False, sort_keys=True) + "\n")
+        stdout.write(encode_response(response))
         stdout.flush()
         if dispatcher.finished:
             break
