@@ -629,3 +629,26 @@ def test_scores_are_integer_millionths() -> None:
     ranked = rank([SearchDoc("a", "forms"), SearchDoc("b", "other")], "FORMS")
     assert [(r.index, type(r.score)) for r in ranked] == [(0, int)]
     assert ranked[0].score > 0
+
+
+def test_use_skill_reads_at_most_what_it_returns(tmp_path: Path) -> None:
+    """Issue 9: a 200 MiB reference was read whole before being cut to the 262,144-byte
+    cap (643 MB peak). Only the cap (plus a code point) is read now."""
+    import tracemalloc
+
+    d = package(tmp_path / "sys", "guide", "name: guide\ndescription: a guide\n")
+    (d / "references").mkdir()
+    size = 200 * 1024 * 1024
+    with open(d / "references" / "big.txt", "wb") as handle:
+        handle.truncate(size)  # sparse: no disk used
+    res = resolve(tmp_path, {"system": str(tmp_path / "sys")}, ["guide"])
+    tracemalloc.start()
+    try:
+        out = call_use_skill(res, {"name": "guide", "reference": "references/big.txt"})
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    content = out.to_json()["content"]
+    assert content["truncated"] is True and content["total_bytes"] == size
+    assert len(content["text"].encode("utf-8")) == 262_144
+    assert peak < 8 * 1024 * 1024, peak

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -32,7 +34,7 @@ from capconf.simulator.core.diagnostics import (
 from capconf.simulator.core.envelope import ToolResult, failure, success
 from capconf.simulator.core.names import ascii_fold
 from capconf.simulator.definition.declarations import NameRef
-from capconf.simulator.files import FileAccessError, Reason, Root, read_fd
+from capconf.simulator.files import FileAccessError, Kind, Reason, Root, read_fd
 from capconf.simulator.skills.amendments import (
     Amendment,
     AmendmentOutcome,
@@ -360,6 +362,27 @@ def _read_optional(folder: Path, name: str) -> bytes | None:
     return got[0] if isinstance(got, tuple) else None
 
 
+def _package_folders(directory: Path) -> list[str]:
+    """The non-hidden subfolders of a layer directory (the harness names the layer, so a
+    package folder that is a link to a folder counts, as a user would expect), listed
+    through the file layer's descriptor of the layer directory, in byte order."""
+    try:
+        with Root.open(directory) as root:
+            names = []
+            for entry in root.dir.entries():
+                if entry.name.startswith("."):
+                    continue
+                if entry.kind is Kind.SYMLINK:
+                    with suppress(OSError):
+                        if stat.S_ISDIR(os.stat(entry.name, dir_fd=root.dir.fd).st_mode):
+                            names.append(entry.name)
+                elif entry.kind is Kind.DIRECTORY:
+                    names.append(entry.name)
+            return names
+    except (FileAccessError, OSError):
+        return []
+
+
 def discover_skills(world: SkillWorld, mode: Mode = Mode.PARSE) -> SkillDiscovery:
     """The disk edge of discovery: each immediate, non-hidden subfolder of each layer dir
     holding skill.yaml or SKILL.md is a candidate. Invalid candidates and same-name folders
@@ -367,11 +390,7 @@ def discover_skills(world: SkillWorld, mode: Mode = Mode.PARSE) -> SkillDiscover
     packages: list[SkillPackage] = []
     diags: list[Diagnostic] = []
     for layer, directory in world.layers:
-        try:
-            names = sorted((e.name for e in os.scandir(directory)
-                            if not e.name.startswith(".") and e.is_dir()), key=os.fsencode)
-        except OSError:
-            names = []
+        names = _package_folders(directory)
         seen: dict[str, str] = {}
         for folder in names:
             folder_path = directory / folder
