@@ -210,3 +210,21 @@ def test_an_unreadable_document_is_refused_with_its_location() -> None:
     outcome = apply_edit("name: [a\n", FormEdit(EditField.MEMORY, "private"))
     assert outcome.refusal is not None
     assert outcome.refusal.code is RefusalCode.UNREADABLE and outcome.refusal.line == 2
+
+
+FRAGMENTS = st.sampled_from([
+    "name: a\n", "description: d\n", "tools: [read, grep]\n", "tools: Read,, Grep\n",
+    "tools:\n", "tools: ~\n", "  - read\n", "- x\n", "skills: {a: 1}\n", "mcp:\n",
+    "  servers: [crm]\n", "  servers:\n", "    - crm\n", "mcp: [x]\n", "memory: 5\n",
+    "knowledge:\n", "  - {name: a, glob: b}\n", "  - name: a\n", "    glob: b\n",
+    "prompt: |\n", "  body\n", "prompt: [x]\n", "# c\n", "\n", "---\n", "x: 'q\n",
+    "description: >\n", "  folded\n", "\t\n", "tools: [a,  # c\n", "  b]\n", "\r\n",
+])
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(FRAGMENTS, max_size=12), EDITS, st.sampled_from(["a.md", "a.yaml", None]))
+def test_any_text_and_any_edit_end_in_a_document_or_a_refusal(
+        parts: list[str], edit: FormEdit, filename: str | None) -> None:
+    outcome = apply_edit("".join(parts), edit, filename=filename)
+    assert (outcome.document is None) == (outcome.refusal is not None)

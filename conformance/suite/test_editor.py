@@ -9,6 +9,7 @@ absent key is inserted are the implementation's.
 from __future__ import annotations
 
 import base64
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -78,39 +79,44 @@ def kept_outside(before: str, after: str, first: str, last: str) -> None:
     assert after.endswith(tail), "text after the edited field changed"
 
 
-# (case suffix, source, filename, edit, first line marker, last line marker, field, expected)
+# (case suffix, source, filename, edit, first line marker, last line marker, field,
+#  expected value, a pattern the result must match: the list keeps its style and a kept
+#  entry keeps the comment on its line)
 FIELD_EDITS = [
     ("md-tools-comma", MD, "a.md", {"field": "tools", "value": ["Read", "WebFetch"]},
-     "tools:", "tools:", "tools", ["Read", "WebFetch"]),
+     "tools:", "tools:", "tools", ["Read", "WebFetch"], r"(?m)^tools: *Read *, *WebFetch *$"),
     ("md-skills-block", MD, "a.md", {"field": "skills", "value": ["tone", "billing"]},
-     "skills:", "  - tone", "skills", ["tone", "billing"]),
+     "skills:", "  - tone", "skills", ["tone", "billing"], r"(?m)^ *- *billing *$"),
     ("md-memory", MD, "a.md", {"field": "memory", "value": "shared"},
-     "memory:", "memory:", "memory", "shared"),
+     "memory:", "memory:", "memory", "shared", r"(?m)^memory: *shared *$"),
     ("md-description", MD, "a.md", {"field": "description", "value": "Finds bugs: fast"},
-     "description:", "description:", "description", "Finds bugs: fast"),
+     "description:", "description:", "description", "Finds bugs: fast", r"Finds bugs: fast"),
     ("yaml-tools-flow", YAML, "a.yaml", {"field": "tools", "value": ["read", "grep", "bash"]},
-     "tools:", "tools:", "tools", ["read", "grep", "bash"]),
+     "tools:", "tools:", "tools", ["read", "grep", "bash"],
+     r"(?m)^tools: *\[ *read *, *grep *, *bash *\]"),
     ("yaml-servers", YAML, "a.yaml", {"field": "mcp.servers", "value": ["crm", "notion"]},
-     "servers:", "- crm", "mcp", {"servers": ["crm", "notion"]}),
+     "servers:", "- crm", "mcp", {"servers": ["crm", "notion"]},
+     r"(?m)^ +- crm +# sales\n(?: *#.*\n)* +- notion *$"),
     ("yaml-name", YAML, "a.yaml", {"field": "name", "value": "planner-2"},
-     "name:", "name:", "name", "planner-2"),
+     "name:", "name:", "name", "planner-2", r"(?m)^name: *planner-2 *$"),
     ("yaml-body", YAML, "a.yaml", {"field": "body", "value": "New plan.\n\n  Step two."},
-     "prompt:", "Then stop.", "body", "New plan.\n\n  Step two."),
+     "prompt:", "Then stop.", "body", "New plan.\n\n  Step two.", r"New plan\."),
 ]
 
 
 @pytest.mark.parametrize(
-    "source,filename,e,first,last,field,expected",
+    "source,filename,e,first,last,field,expected,shape",
     [pytest.param(*row[1:], id=row[0], marks=pytest.mark.case(f"edit.form.only-field.{row[0]}"))
      for row in FIELD_EDITS])
 @pytest.mark.req("EDIT-02", "DEF-04")
 def test_a_form_edit_changes_only_the_edited_field(
         impl: Harness, source: str, filename: str, e: dict[str, Any], first: str, last: str,
-        field: str, expected: Any) -> None:
+        field: str, expected: Any, shape: str) -> None:
     result = edit(impl, source, e, filename)
     assert result["applied"] is True and result["refusal"] is None, result["refusal"]
     after = result["document"]
     kept_outside(source, after, first, last)
+    assert re.search(shape, after), f"the edited field lost its style: {shape}"
     want = definition(impl, source, filename)
     want[field] = expected
     got = definition(impl, after, filename)

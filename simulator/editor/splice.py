@@ -115,7 +115,6 @@ def _unsafe(message: str, node: LNode | None = None) -> _Refused:
 
 
 _EMPTY_MAP = LMap((), Mark(1, 1))
-_FENCE = re.compile(r"(?:---|\.\.\.)[ \t]*")
 _DASH = re.compile(r"[ \t]*-[ \t]+")
 _LEAD_BLANK = re.compile(r"(?:[ \t]*\n)*")
 
@@ -129,7 +128,9 @@ class _Doc:
         self.markdown = definition.format is SourceFormat.MARKDOWN
         if self.markdown:
             lines = text.split("\n")
-            close = next(i for i in range(1, len(lines)) if _FENCE.fullmatch(lines[i]))
+            # the parser's own rule for the closing line (document._split_front_matter)
+            close = next(i for i in range(1, len(lines))
+                         if lines[i].rstrip() in ("---", "..."))
             self.base = len(lines[0]) + 1
             yaml_text = "\n".join(lines[1:close])
             self.fence = self.base + (len(yaml_text) + 1 if close > 1 else 0)

@@ -8,7 +8,9 @@ reads the plain text back as exactly that string; otherwise double-quoted.
 
 from __future__ import annotations
 
+import bisect
 import json
+import re
 from dataclasses import dataclass
 
 import yaml
@@ -41,15 +43,16 @@ def trim_trailing_space(text: str, start: int, end: int) -> int:
 
 @dataclass(frozen=True)
 class Newlines:
-    """The original text as LF text plus the map back to original offsets."""
+    """The original text as LF text plus the map back to original offsets. Only a CRLF
+    shifts offsets (two characters become one); a lone CR maps one to one."""
 
     original: str
     normalized: str
-    offsets: tuple[int, ...] | None  # None: identical texts
+    crlf_at: tuple[int, ...]  # normalised offsets of the LF each CRLF became, ascending
     newline: str
 
     def to_original(self, index: int) -> int:
-        return index if self.offsets is None else self.offsets[index]
+        return index + bisect.bisect_left(self.crlf_at, index)
 
     def apply(self, splices: list[Splice]) -> tuple[str, tuple[Splice, ...]]:
         """Apply splices given in normalised offsets to the original text; the new text
@@ -76,22 +79,10 @@ def read_newlines(original: str) -> Newlines:
     cr = original.count("\r") - crlf
     newline = "\r\n" if crlf > lf and crlf >= cr else ("\r" if cr > lf and cr > crlf else "\n")
     if "\r" not in original:
-        return Newlines(original, original, None, newline)
-    chars: list[str] = []
-    offsets: list[int] = []
-    i = 0
-    n = len(original)
-    while i < n:
-        c = original[i]
-        offsets.append(i)
-        if c == "\r":
-            chars.append("\n")
-            i += 2 if i + 1 < n and original[i + 1] == "\n" else 1
-        else:
-            chars.append(c)
-            i += 1
-    offsets.append(n)
-    return Newlines(original, "".join(chars), tuple(offsets), newline)
+        return Newlines(original, original, (), newline)
+    at = tuple(m.start() - k for k, m in enumerate(re.finditer("\r\n", original)))
+    normalized = original.replace("\r\n", "\n").replace("\r", "\n")
+    return Newlines(original, normalized, at, newline)
 
 
 _YAML_BREAKS = {"\x85": "\\N", "\u2028": "\\L", "\u2029": "\\P", "\ufeff": "\\uFEFF"}

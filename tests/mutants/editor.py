@@ -109,7 +109,19 @@ def _only_enabled_servers() -> None:
     _patch(candidates, "mcp_candidates", buggy)
 
 
+def _lists_become_flow() -> None:
+    """Every edited list is written as a flow list `[a, b]`, whatever its style was."""
+    def buggy(self: Any, key: Any, value: Any, entries: Any) -> Any:
+        doc = self.doc
+        return [splice.Splice(doc.start(value), doc.content_end(value),
+                              self.flow_list(entries))]
+
+    _patch(splice._ListEdit, "replace_value", buggy)
+
+
 MUTANTS: tuple[Mutant, ...] = (
+    Mutant("editor-lists-become-flow", "an edited list is rewritten as a flow list",
+           ("EDIT-02",), _lists_become_flow),
     Mutant("editor-diagnostics-of-source", "an edit reports the source's diagnostics",
            ("EDIT-02",), _diagnostics_of_source),
     Mutant("editor-only-enabled-servers", "MCP candidates omit disabled and unconfigured "
