@@ -87,7 +87,7 @@ class Transport(Protocol):
 
     def exchange(self, request: dict[str, Any]) -> dict[str, Any]: ...
 
-    def exchange_raw(self, line: bytes, op: str = "raw line") -> dict[str, Any]: ...
+    def exchange_raw(self, sent: bytes, op: str = "raw line") -> dict[str, Any]: ...
 
     def close(self) -> None: ...
 
@@ -117,7 +117,7 @@ class InProcessTransport:
         decoded: dict[str, Any] = json.loads(text)
         return decoded
 
-    def exchange_raw(self, line: bytes, op: str = "raw line") -> dict[str, Any]:
+    def exchange_raw(self, sent: bytes, op: str = "raw line") -> dict[str, Any]:
         """In process there is no byte stream: the line goes to the dispatcher's own
         ``handle_line`` (the reference decodes lines there for its stdio edge too). A
         dispatcher without one cannot be sent bytes, and such cases are not run."""
@@ -127,7 +127,7 @@ class InProcessTransport:
         if handle_line is None:
             raise NotImplementedByImplementation(
                 "raw request lines need a byte stream; run with a subprocess transport")
-        return self._checked(handle_line(line), op)
+        return self._checked(handle_line(sent), op)
 
     def close(self) -> None:
         self._dispatcher = None
@@ -225,7 +225,7 @@ class SubprocessTransport:
     def exchange(self, request: dict[str, Any]) -> dict[str, Any]:
         return self.exchange_raw(json.dumps(request).encode("utf-8"), str(request.get("op")))
 
-    def exchange_raw(self, line: bytes, op: str = "raw line") -> dict[str, Any]:
+    def exchange_raw(self, sent: bytes, op: str = "raw line") -> dict[str, Any]:
         """Send one line exactly as given (no newline inside; it is added) and read one
         response: how PROTO-03 cases send bytes that no JSON encoder would produce."""
         request = {"op": op}
@@ -235,7 +235,7 @@ class SubprocessTransport:
             proc = self._start()
         assert proc.stdin is not None
         try:
-            proc.stdin.write(line + b"\n")
+            proc.stdin.write(sent + b"\n")
             proc.stdin.flush()
         except OSError:
             line: bytes | None = None

@@ -17,7 +17,6 @@ from typing import IO
 from capconf.simulator.protocol.dispatcher import Dispatcher
 from capconf.simulator.protocol.wire import MAX_LINE_BYTES, WireError, encode_response
 
-
 JSON_WHITESPACE = b" \t\r"
 
 
