@@ -1,5 +1,6 @@
-"""Mutants of the driver's wire handling (PROTO-02, PROTO-03): each a plausible bug of
-a runtime's JSON Lines edge, each naming the requirement whose cases must catch it."""
+"""Mutants of the driver's wire handling (PROTO-02, PROTO-03) and of positions inside
+comma strings (DEF-03): each a plausible bug, each naming the requirement whose cases
+must catch it."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 from typing import Any
 
 from capconf.simulator.core import world
+from capconf.simulator.definition import document, yamlsource
 from capconf.simulator.protocol import dispatcher as dispatcher_module
 from capconf.simulator.protocol import wire
 from mutants.base import Mutant, _original, _patch
@@ -67,7 +69,39 @@ def _unknown_world_keys_ignored() -> None:
     _patch(core_ops, "parse_world", buggy)
 
 
+def _quoted_names_at_string_start() -> None:
+    """Offsets inside a scalar are trusted only for plain one-line strings: names in a
+    quoted or block string are all located at the string (the issue-9 behaviour)."""
+    real = _original(document, "_comma_entries")
+
+    def buggy(node: Any) -> list[tuple[str, int, int]]:
+        entries: list[tuple[str, int, int]] = real(node)
+        if node.style is None and "\n" not in node.text:
+            return entries
+        return [(name, node.mark.line, node.mark.column) for name, _, _ in entries]
+
+    _patch(document, "_comma_entries", buggy)
+
+
+def _events_counted() -> None:
+    """The node limit counts parser events (stream, document and end events too)."""
+    import yaml
+
+    _patch(yamlsource, "_NODE_EVENTS", (yaml.Event,))
+
+
+def _comma_entries_free() -> None:
+    """Entries of a comma string do not count toward the node limit."""
+    _patch(document, "check_entry_budget", lambda nodes, scalars: None)
+
+
 MUTANTS: tuple[Mutant, ...] = (
+    Mutant("events-counted", "the node limit counts parser events, not nodes", ("DEF-03",),
+           _events_counted),
+    Mutant("comma-entries-free", "a comma string of 30,000 names escapes the node limit",
+           ("DEF-03",), _comma_entries_free),
+    Mutant("quoted-names-at-string-start", "names in quoted or folded comma strings are "
+           "located at the string's start", ("DEF-03",), _quoted_names_at_string_start),
     Mutant("nan-accepted", "NaN and Infinity in a request are parsed and the op runs",
            ("PROTO-03",), _nan_accepted),
     Mutant("utf8-replaced", "invalid UTF-8 is replaced with U+FFFD and the request runs",
