@@ -25,6 +25,16 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 STDERR_TAIL_BYTES = 16 * 1024
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def strict_json(text: str) -> Any:
+    """JSON as RFC 8259 defines it: Python's parser also accepts NaN and Infinity, which a
+    response must never contain (PROTO-03)."""
+    return json.loads(text, parse_constant=_no_constant)
+
+
 class DriverFailure(Exception):
     """Base of everything that is the implementation's fault, with the outcome category
     it maps to in the report."""
@@ -77,6 +87,8 @@ class Transport(Protocol):
 
     def exchange(self, request: dict[str, Any]) -> dict[str, Any]: ...
 
+    def exchange_raw(self, sent: bytes, op: str = "raw line") -> dict[str, Any]: ...
+
     def close(self) -> None: ...
 
 
@@ -92,9 +104,30 @@ class InProcessTransport:
         if self._dispatcher is None:
             self._dispatcher = self._factory()
         wire = json.loads(json.dumps(request))
-        response = self._dispatcher.handle(wire)
-        decoded: dict[str, Any] = json.loads(json.dumps(response, sort_keys=True))
+        return self._checked(self._dispatcher.handle(wire), str(request.get("op")))
+
+    @staticmethod
+    def _checked(response: Any, op: str) -> dict[str, Any]:
+        try:
+            text = json.dumps(response, sort_keys=True, allow_nan=False, ensure_ascii=False)
+            text.encode("utf-8")
+        except (ValueError, UnicodeEncodeError) as exc:
+            raise ProtocolViolation(f"response to `{op}` is not valid UTF-8 "
+                                    f"JSON: {exc}") from None
+        decoded: dict[str, Any] = json.loads(text)
         return decoded
+
+    def exchange_raw(self, sent: bytes, op: str = "raw line") -> dict[str, Any]:
+        """In process there is no byte stream: the line goes to the dispatcher's own
+        ``handle_line`` (the reference decodes lines there for its stdio edge too). A
+        dispatcher without one cannot be sent bytes, and such cases are not run."""
+        if self._dispatcher is None:
+            self._dispatcher = self._factory()
+        handle_line = getattr(self._dispatcher, "handle_line", None)
+        if handle_line is None:
+            raise NotImplementedByImplementation(
+                "raw request lines need a byte stream; run with a subprocess transport")
+        return self._checked(handle_line(sent), op)
 
     def close(self) -> None:
         self._dispatcher = None
@@ -190,13 +223,19 @@ class SubprocessTransport:
 
     # -- one exchange ------------------------------------------------------------------------
     def exchange(self, request: dict[str, Any]) -> dict[str, Any]:
+        return self.exchange_raw(json.dumps(request).encode("utf-8"), str(request.get("op")))
+
+    def exchange_raw(self, sent: bytes, op: str = "raw line") -> dict[str, Any]:
+        """Send one line exactly as given (no newline inside; it is added) and read one
+        response: how PROTO-03 cases send bytes that no JSON encoder would produce."""
+        request = {"op": op}
         proc = self._proc if self._proc is not None and self._proc.poll() is None else None
         if proc is None:
             self._discard()
             proc = self._start()
         assert proc.stdin is not None
         try:
-            proc.stdin.write((json.dumps(request) + "\n").encode("utf-8"))
+            proc.stdin.write(sent + b"\n")
             proc.stdin.flush()
         except OSError:
             line: bytes | None = None
@@ -220,8 +259,8 @@ class SubprocessTransport:
             self._discard()
             raise ProtocolViolation(f"response line longer than {MAX_LINE_BYTES} bytes")
         try:
-            response = json.loads(line.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
+            response = strict_json(line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
             self._discard()
             shown = line[:200].decode("utf-8", "replace").rstrip()
             raise ProtocolViolation(

@@ -57,6 +57,23 @@ class Driver:
                 f"response id {response.get('id')!r} does not match request id {request_id}")
         return response
 
+    def send_raw(self, line: bytes) -> dict[str, Any]:
+        """Send ``line`` as one request line, byte for byte, and return the response,
+        whatever its ``ok`` (PROTO-03 cases: invalid UTF-8, NaN, deep nesting). The
+        envelope is validated; the id is the test's to check."""
+        if self._broken is not None:
+            raise self._broken
+        try:
+            response = self.transport.exchange_raw(line)
+            problems = validate_response("raw line", response)
+            if problems:
+                raise ProtocolViolation("invalid response to a raw line: "
+                                        + "; ".join(problems[:5]))
+        except DriverFailure as exc:
+            self._broken = exc
+            raise
+        return response
+
     def request(self, op: str, args: dict[str, Any] | None = None) -> Any:
         response = self._send(op, args or {})
         if not response["ok"]:

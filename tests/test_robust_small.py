@@ -48,7 +48,7 @@ def test_suite_journal_reader_splits_on_newline_only(tmp_path: Path) -> None:
     lines = [b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",'
              + '"arguments":{"x":"a\u2028b\u2029c\x85d\\u001ce"}}}'.encode(),
              b'{"jsonrpc":"2.0","id":2,"method":"ping"}']
-    _, journal_path = _run_server(tmp_path, lines)
+    _run_server(tmp_path, lines)
     impl = SimpleNamespace(workspace=tmp_path)
     entries = journal(impl, "s")  # type: ignore[arg-type]
     assert [e["seq"] for e in entries] == [1, 2]

@@ -155,3 +155,31 @@ def test_legacy_fallback_is_reported_once(impl: Harness) -> None:
     fallback = [d for d in result["diagnostics"] if d["code"] == "TOOL-LEGACY-FALLBACK"]
     assert len(fallback) == 1 and fallback[0]["severity"] == "info"
     assert result["tools"] == ["read", "grep"]
+
+
+def _with_items(items: int) -> str:
+    """A mapping, five scalars (three keys, two values) and one sequence: 7 nodes, plus
+    ``items`` scalar items."""
+    return "name: n\ndescription: d\nextra: [" + ", ".join(["1"] * items) + "]\n"
+
+
+@pytest.mark.case("def.yaml.node-boundary")
+@pytest.mark.req("DEF-03")
+def test_node_limit_counts_nodes_exactly(impl: Harness) -> None:
+    """20,000 nodes load and 20,001 do not, counting scalars, sequences and mappings
+    (keys included), not parser events."""
+    at_limit = impl.parse(_with_items(20_000 - 7))
+    assert at_limit["loaded"] and "DEF-YAML-TOO-COMPLEX" not in codes(at_limit)
+    over = impl.parse(_with_items(20_000 - 6))
+    assert not over["loaded"] and "DEF-YAML-TOO-COMPLEX" in codes(over)
+
+
+@pytest.mark.case("def.yaml.comma-entries-count")
+@pytest.mark.req("DEF-03")
+def test_comma_string_entries_count_as_nodes(impl: Harness) -> None:
+    """A comma-separated `tools` string is a list written on one line: its entries count
+    toward the node limit, so 30,000 names are one refusal, not 30,000 diagnostics."""
+    result = impl.parse("name: n\ndescription: d\ntools: " + ",".join(["x"] * 30_000) + "\n")
+    assert not result["loaded"] and codes(result) == ["DEF-YAML-TOO-COMPLEX"]
+    [diag] = result["diagnostics"]
+    assert diag["line"] == 3

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from capconf.conformance.cases import default_world
@@ -99,3 +101,118 @@ def test_mounted_tools_are_exactly_the_granted_tools(impl: Harness) -> None:
     assert impl.mounted(source)["diagnostics"] == parsed["diagnostics"]
     spawned = impl.driver.request("agent.spawn", {"source": source})
     assert spawned["diagnostics"] == parsed["diagnostics"]
+
+
+# --- PROTO-03: malformed lines ---------------------------------------------------------
+# Sent byte for byte (`Driver.send_raw`); the client already refuses a response that is
+# not valid UTF-8 JSON (NaN included), so each case also checks the output encoding.
+
+def _still_answering(driver: Driver) -> None:
+    assert driver.hello(refresh=True)["implementation"]["name"]
+
+
+def _refused(response: dict[str, Any], codes: tuple[str, ...]) -> dict[str, Any]:
+    assert response["ok"] is False, f"a malformed line was accepted: {response}"
+    error: dict[str, Any] = response["error"]
+    assert error["code"] in codes, error
+    return error
+
+
+@pytest.mark.case("proto.malformed.not-json")
+@pytest.mark.req("PROTO-03")
+def test_line_that_is_not_json_is_bad_json(driver: Driver) -> None:
+    for line in (b"{not json", b'{"id": 1, "op": "hello"', b"hello"):
+        response = driver.send_raw(line)
+        _refused(response, ("bad_json",))
+        assert response["id"] is None
+    _still_answering(driver)
+
+
+@pytest.mark.case("proto.malformed.invalid-utf8")
+@pytest.mark.req("PROTO-03")
+def test_invalid_utf8_is_bad_json_and_output_stays_utf8(driver: Driver) -> None:
+    for line in (b'{"id": 1, "op": "hello\xff"}', b'{"id": 1, "op": "\xed\xa0\x80"}',
+                 b'{"id": 1, "op": "\xc0\xaf"}'):
+        response = driver.send_raw(line)
+        _refused(response, ("bad_json",))
+        assert response["id"] is None
+    _still_answering(driver)
+
+
+@pytest.mark.case("proto.malformed.nan")
+@pytest.mark.req("PROTO-03")
+def test_nan_and_infinity_are_not_json(driver: Driver) -> None:
+    for token in (b"NaN", b"Infinity", b"-Infinity"):
+        response = driver.send_raw(b'{"id": 1, "op": "hello", "args": {"x": ' + token + b"}}")
+        _refused(response, ("bad_json",))
+        assert response["id"] is None
+    _still_answering(driver)
+
+
+@pytest.mark.case("proto.malformed.id-not-integer")
+@pytest.mark.req("PROTO-03")
+def test_id_that_is_not_an_integer_is_refused(driver: Driver) -> None:
+    # 7.0 is not sent: some JSON parsers cannot tell it from 7
+    for raw_id in (b'"7"', b"7.5", b"true", b"null", b"[7]"):
+        response = driver.send_raw(b'{"id": ' + raw_id + b', "op": "hello", "args": {}}')
+        error = _refused(response, ("bad_request",))
+        assert response["id"] is None, response
+        assert error.get("path", ["id"]) == ["id"], error
+    _still_answering(driver)
+
+
+@pytest.mark.case("proto.malformed.deep-nesting")
+@pytest.mark.req("PROTO-03")
+def test_absurd_nesting_is_refused_not_fatal(driver: Driver) -> None:
+    deep = b'{"id": 1, "op": "hello", "args": {"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
+    _refused(driver.send_raw(deep), ("bad_json", "bad_request"))
+    _refused(driver.send_raw(b"[" * 100_000), ("bad_json", "bad_request"))
+    _still_answering(driver)
+
+
+@pytest.mark.case("proto.malformed.huge-number")
+@pytest.mark.req("PROTO-03")
+def test_five_thousand_digit_number_does_not_stop_the_driver(driver: Driver) -> None:
+    """Valid JSON; an implementation may refuse it (`bad_request`) or treat it as any
+    other unused argument, but must answer and keep answering."""
+    line = b'{"id": 1, "op": "hello", "args": {"n": ' + b"9" * 5000 + b"}}"
+    response = driver.send_raw(line)
+    if not response["ok"]:
+        _refused(response, ("bad_request", "bad_json"))
+    else:
+        assert response["id"] == 1
+    _still_answering(driver)
+
+
+@pytest.mark.case("proto.malformed.lone-surrogate")
+@pytest.mark.req("PROTO-03")
+def test_lone_surrogate_escape_never_breaks_the_output(impl: Harness) -> None:
+    """`\\ud800` is a JSON escape for a code point that has no UTF-8 form. The answer may
+    be a refusal (`bad_request`, `bad_json`) or a result, but the line written back must
+    be valid UTF-8 (the client checks) and the next request must be answered."""
+    line = (b'{"id": 3, "op": "definition.parse", "args": {"source": "name: a\\ud800\\n'
+            b'description: d\\n", "mode": "parse"}}')
+    response = impl.driver.send_raw(line)
+    if not response["ok"]:
+        _refused(response, ("bad_request", "bad_json"))
+    assert response["id"] in (3, None)
+    assert impl.parse("name: x\ndescription: y\n")["loaded"]
+
+
+@pytest.mark.case("proto.world.bad-arguments")
+@pytest.mark.req("PROTO-02")
+def test_world_setup_refuses_unknown_keys_and_wrong_types(impl: Harness) -> None:
+    """A setting the implementation silently ignores means the suite tests another world
+    than it set up: every bad argument is refused with its path."""
+    cases: list[tuple[dict[str, Any], list[str | int]]] = [
+        ({"grantable_tools": ["read"]}, ["args", "grantable_tools"]),
+        ({"not_grantable": 7}, ["args", "not_grantable"]),
+        ({"grantable": ["read", 3]}, ["args", "grantable", 1]),
+        ({"frame": ["not", "text"]}, ["args", "frame"]),
+        ({"session_tools": "read"}, ["args", "session_tools"]),
+    ]
+    for overrides, path in cases:
+        error = impl.setup_error(**overrides)
+        assert error["code"] == "world_invalid", (overrides, error)
+        assert error.get("path") == path, (overrides, error)
+    assert impl.setup()["registry"]["grantable"]  # a good world still sets up

@@ -12,7 +12,13 @@ from typing import Any
 
 from capconf.simulator.protocol.op_tables import FEATURES, all_ops
 from capconf.simulator.protocol.session import Handler, ProtocolError, Session
-from capconf.simulator.protocol.wire import WireError, check_request, find_problem, request_id
+from capconf.simulator.protocol.wire import (
+    WireError,
+    check_request,
+    decode_line,
+    find_problem,
+    request_id,
+)
 
 
 class Dispatcher:
@@ -48,6 +54,14 @@ class Dispatcher:
                 "code": "internal", "message": "the response is not portable JSON: "
                 f"{where.decode('ascii', 'replace')} {problem}"}}
         return response
+
+    def handle_line(self, line: bytes) -> dict[str, Any]:
+        """One request line as bytes (no newline): decoded by the wire rules, then
+        handled. The stdio transport and the suite's in-process raw sends use this."""
+        request = decode_line(line)
+        if isinstance(request, WireError):
+            return self.refusal(request)
+        return self.handle(request)
 
     @staticmethod
     def refusal(error: WireError, rid: int | None = None) -> dict[str, Any]:

@@ -15,7 +15,9 @@ from collections.abc import Iterator
 from typing import IO
 
 from capconf.simulator.protocol.dispatcher import Dispatcher
-from capconf.simulator.protocol.wire import MAX_LINE_BYTES, WireError, decode_line, encode_response
+from capconf.simulator.protocol.wire import MAX_LINE_BYTES, WireError, encode_response
+
+JSON_WHITESPACE = b" \t\r"
 
 
 def _lines(stdin: IO[bytes]) -> Iterator[bytes | None]:
@@ -41,14 +43,13 @@ def serve(stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None,
     stdout = stdout or sys.stdout.buffer
     dispatcher = dispatcher or Dispatcher()
     for line in _lines(stdin):
-        if line is not None and not line.strip():
-            continue
-        request = (WireError("bad_request", f"the request line is longer than "
-                             f"{MAX_LINE_BYTES:,} bytes") if line is None else decode_line(line))
-        if isinstance(request, WireError):
-            response = Dispatcher.refusal(request)
+        if line is not None and not line.strip(JSON_WHITESPACE):
+            continue  # only JSON's own whitespace makes a blank line (not \v or \f)
+        if line is None:
+            response = Dispatcher.refusal(WireError(
+                "bad_request", f"the request line is longer than {MAX_LINE_BYTES:,} bytes"))
         else:
-            response = dispatcher.handle(request)
+            response = dispatcher.handle_line(line)
         stdout.write(encode_response(response))
         stdout.flush()
         if dispatcher.finished:

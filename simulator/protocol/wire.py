@@ -2,10 +2,11 @@
 
 A request line is bytes until proven otherwise: strict UTF-8, then JSON per RFC 8259
 (``NaN`` and ``Infinity`` are not JSON), then limits that keep one hostile line from
-costing more than it is worth (nesting depth, integer size). A parsed request is then
-checked as a value, so the in-process transport (which hands over Python objects) is held
-to the same rules: no lone surrogates (they cannot be written back as UTF-8), no
-non-finite numbers, no integer outside the signed 64-bit range, no deeper nesting.
+costing more than it is worth (integer size while parsing; nesting depth after). A
+parsed request is then checked as a value, so the in-process transport (which hands
+over Python objects) is held to the same rules: no lone surrogates (they cannot be
+written back as UTF-8), no non-finite numbers, no integer outside the signed 64-bit
+range, no nesting deeper than ``MAX_DEPTH``.
 
 Each check returns a ``WireError`` instead of raising, so the transport decides how to
 answer (always a response, never an exit). The checks are iterative: a value nested a
@@ -17,9 +18,7 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass
-from itertools import accumulate
 from typing import Any
 
 # Nesting of arrays and objects in a request (the request object itself is level 1).
@@ -75,16 +74,6 @@ def _parse_float(literal: str) -> float:
     return value
 
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_BRACKET = re.compile(r"[\[\]{}]")
-
-
-def _depth(text: str) -> int:
-    """The deepest nesting of a JSON text, ignoring brackets inside strings."""
-    steps = (1 if b in "[{" else -1 for b in _BRACKET.findall(_STRING.sub("", text)))
-    return max(accumulate(steps, initial=0))
-
-
 def decode_line(line: bytes) -> Any | WireError:
     """One request line (without its newline) to a request value, or the refusal."""
     if len(line) > MAX_LINE_BYTES:
@@ -98,10 +87,6 @@ def decode_line(line: bytes) -> Any | WireError:
     if text.startswith("\ufeff"):
         return WireError("bad_json", "the line starts with a byte order mark; JSON Lines "
                          "must not carry one")
-    depth = _depth(text)
-    if depth > MAX_DEPTH:
-        return WireError("bad_request", f"the request is nested {depth} levels deep; at most "
-                         f"{MAX_DEPTH} are accepted")
     try:
         value = json.loads(text, parse_constant=_refuse_constant, parse_int=_parse_int,
                            parse_float=_parse_float)
@@ -109,7 +94,12 @@ def decode_line(line: bytes) -> Any | WireError:
         return exc.error
     except json.JSONDecodeError as exc:
         return WireError("bad_json", f"not JSON: {exc}")
-    except (ValueError, RecursionError) as exc:  # defence in depth: the limits above
+    except RecursionError:
+        # the C parser's own guard, far beyond MAX_DEPTH (which `check_request` applies
+        # to what parses); no bracket-counting prescan, which costs more than the parse
+        return WireError("bad_request", f"the request is nested too deeply; at most "
+                         f"{MAX_DEPTH} levels are accepted")
+    except ValueError as exc:  # defence in depth: the hooks above refuse first
         return WireError("bad_request", f"the request cannot be read: {type(exc).__name__}")
     return value
 

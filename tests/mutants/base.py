@@ -155,6 +155,7 @@ _AREA_MODULES = (
     "mutants.memory",
     "mutants.files",
     "mutants.editor",
+    "mutants.protocol_wire",
 )
 
 
