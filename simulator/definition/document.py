@@ -11,6 +11,8 @@ yields no definition.
 from __future__ import annotations
 
 import difflib
+import re
+import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -24,7 +26,8 @@ from capconf.simulator.core.diagnostics import (
     Severity,
     diagnose,
 )
-from capconf.simulator.core.names import split_names
+from capconf.simulator.core.names import ascii_fold, split_names
+from capconf.simulator.core.unicode_names import name_problem, name_reason, unicode_reason
 from capconf.simulator.definition.declarations import KnowledgeDeclaration, MemoryMode, NameRef
 from capconf.simulator.definition.yamlsource import (
     LMap,
@@ -65,7 +68,8 @@ DEF_MISSING_KEY = DiagnosticKind(
     "DEF-MISSING-KEY", "DEF-01", W, E, "a required key (name, description) is missing")
 DEF_BAD_NAME = DiagnosticKind(
     "DEF-BAD-NAME", "DEF-01", W, E,
-    "the name is not 1-64 characters of letters, digits, `-` and `_`")
+    "the name is not 1-64 letters, digits, `-` and `_` (any script; NFC; no control, bidi "
+    "or invisible characters; no mixed scripts)")
 DEF_TYPE = DiagnosticKind(
     "DEF-TYPE", "DEF-03", W, E, "a value has the wrong type; it is not used")
 DEF_DUPLICATE_KEY = DiagnosticKind(
@@ -475,10 +479,12 @@ def _read_mapping(builder: _Builder, root: LMap, fmt: SourceFormat,
             builder.add(DEF_MISSING_KEY, f"`{key_name}` is missing or empty. Add "
                         f"`{key_name}: ...` to the {where}.",
                         location((key_name,), keys.get(key_name) or root))
-    if name is not None and name.strip() and not _valid_name(name):
-        builder.add(DEF_BAD_NAME, f"name `{name}` must be 1-64 characters of letters, digits, "
-                    "`-` and `_`, starting with a letter or digit. Rename it, e.g. "
-                    f"`{_suggest_name(name)}`.", location(("name",), values["name"]))
+    problem = name_problem(name) if name is not None and name.strip() else None
+    if name is not None and problem is not None:
+        builder.add(DEF_BAD_NAME, f"name {name!r}: {problem}. A name is 1-64 letters, digits "
+                    "(any script, NFC, one script or Latin with CJK), `-` and `_`, starting "
+                    f"with a letter or digit. Rename it, e.g. `{_suggest_name(name)}`.",
+                    location(("name",), values["name"]))
 
     if body_text is not None:
         body = normalize_body(body_text)
@@ -507,14 +513,17 @@ def _read_mapping(builder: _Builder, root: LMap, fmt: SourceFormat,
                       tuple(extra), memory_location)
 
 
-def _valid_name(name: str) -> bool:
-    import re
-
-    return re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}", name) is not None
-
-
 def _suggest_name(name: str) -> str:
-    import re
-
-    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-    return (slug or "my-agent")[:64]
+    """A valid name close to ``name``: compatibility forms folded (NFKC), invisible and
+    control characters dropped, every other non-name character a `-`."""
+    out: list[str] = []
+    for char in unicodedata.normalize("NFKC", name):
+        if unicode_reason(char, "-_") in ("control", "bidi", "invisible"):
+            continue
+        keep = unicode_reason(char, "-_") in (None, "leading", "mixed_script")
+        out.append(ascii_fold(char) if keep else "-")
+    slug = re.sub(r"-{2,}", "-", "".join(out)).strip("-_")[:64].strip("-_")
+    if slug and name_reason(slug) is None:
+        return slug
+    ascii_slug = re.sub(r"[^a-z0-9]+", "-", ascii_fold(name)).strip("-")[:64].strip("-")
+    return ascii_slug or "my-agent"
