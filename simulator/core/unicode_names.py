@@ -36,7 +36,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
-from capconf.simulator.core.scripts import COMMON, INHERITED, script_of
+from capconf.simulator.core.scripts import COMMON, INHERITED, RECOMMENDED, script_of
 
 BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
                           "\u2066\u2067\u2068\u2069")
@@ -157,3 +157,27 @@ def name_reason(name: str, punctuation: str = "-_") -> str | None:
     if len(name) > MAX_NAME_CHARS:
         return "too_long"
     return unicode_reason(name, punctuation)
+
+
+# --- SPEC.md tables, generated from the code tables (``capconf.simulator.spec_tables``) ----
+
+def _rules_table() -> str:
+    rows = ["| order | reason | a name is refused when it ... |", "|---|---|---|"]
+    rows += [f"| {i} | `{rule.reason}` | {rule.message} |"
+             for i, rule in enumerate(UNICODE_RULES, 1)]
+    return "\n".join(rows)
+
+
+def _scripts_table() -> str:
+    rows = ["| allowed script sets (UTS #39 highly restrictive) |", "|---|"]
+    rows += ["| any one recommended script |"]
+    rows += ["| " + " + ".join(sorted(s)) + " (any subset) |" for s in ALLOWED_SCRIPT_SETS]
+    rows += ["", "Recommended scripts (UTS #31 Table 5, ISO 15924): "
+             + ", ".join(f"`{s}`" for s in sorted(RECOMMENDED)) + "."]
+    return "\n".join(rows)
+
+
+SPEC_TABLES = {
+    "unicode-name-rules": _rules_table,
+    "unicode-script-sets": _scripts_table,
+}
