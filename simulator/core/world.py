@@ -52,10 +52,12 @@ def parse_world(args: Mapping[str, Any]) -> World:
     if not isinstance(frame, str):
         raise WorldSetupError(("frame",), "must be a string")
 
-    if "grantable" not in args:
+    # Each key on its own: absent (or, for not_grantable, null) means the implementation's
+    # own list, so `not_grantable` alone does not silently fall back to the default list.
+    if "grantable" not in args and args.get("not_grantable") is None:
         registry = default_registry()
     else:
-        grantable = args["grantable"]
+        grantable = args.get("grantable", list(default_registry().grantable))
         names = None if grantable is None else _string_list(grantable, ("grantable",))
         refused_arg = args.get("not_grantable")
         refused = None

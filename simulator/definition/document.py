@@ -245,10 +245,8 @@ class _Builder:
             return ()
         refs: list[NameRef] = []
         if isinstance(node, LScalar):
-            if not isinstance(node.value, str):
-                self.add(DEF_TYPE, f"`{label}` must be a list of names or a comma-separated "
-                         f"string, not a {_kind(node)}.", location(path, node))
-                return None
+            # Names are text: `tools: 5` or `tools: yes` is the name `5` or `yes` (as YAML
+            # 1.2 reads `yes`), never a type error that depends on the YAML version.
             inline = _is_plain_inline(node)
             for index, (name, offset) in enumerate(split_names(node.text)):
                 col = node.mark.column + offset if inline else node.mark.column
@@ -265,9 +263,9 @@ class _Builder:
             return None
         for index, item in enumerate(node.items):
             loc = location((*path, index), item)
-            if isinstance(item, LScalar) and not item.tag.endswith(":null") and (
-                    isinstance(item.value, str | int | float | bool)):
-                name = item.text.strip(" \t")
+            if isinstance(item, LScalar):
+                # A null entry (`-` alone, `~`, `null`) is an empty entry, like `Read,,Write`.
+                name = "" if item.tag.endswith(":null") else item.text.strip(" \t")
                 if not name:
                     self.add(DEF_EMPTY_ENTRY, f"entry {index} of `{label}` is empty. "
                              "Remove it.", loc)
@@ -311,20 +309,22 @@ class _Builder:
             if isinstance(item, LMap):
                 for key, value in item.items:
                     if key.text in ("name", "glob") and isinstance(value, LScalar) and \
-                            isinstance(value.value, str) and value.value.strip():
-                        fields[key.text] = value
+                            not value.tag.endswith(":null") and value.text.strip():
+                        fields[key.text] = value  # names are text: `name: 2024` is "2024"
                     elif key.text not in ("name", "glob"):
                         self.add(DEF_UNKNOWN_KEY, f"`knowledge[{index}].{key.text}` is not "
                                  "defined (a source has `name` and `glob`); ignored.",
                                  location((*path, key.text), key))
+            if isinstance(item, LMap):
+                self._duplicates(path, item)
             if set(fields) != {"name", "glob"}:
                 missing = sorted({"name", "glob"} - set(fields))
                 self.add(DEF_BAD_KNOWLEDGE, f"knowledge entry {index} needs a string "
                          f"{' and '.join(f'`{m}`' for m in missing)}; it is not used. Write "
                          "`- {name: handbook, glob: ./docs/**/*.md}`.", location(path, item))
                 continue
-            name = fields["name"].value.strip()
-            out.append(KnowledgeDeclaration(name, fields["glob"].value,
+            name = fields["name"].text.strip()
+            out.append(KnowledgeDeclaration(name, fields["glob"].text,
                                             location(path, item)))
         return tuple(out)
 
