@@ -154,6 +154,7 @@ _AREA_MODULES = (
     "mutants.mcp_approval",
     "mutants.memory",
     "mutants.unicode_names",
+    "mutants.decisions",
 )
 
 
