@@ -212,13 +212,16 @@ def test_duplicate_and_unknown_keys_inside_nested_mappings(impl: Harness) -> Non
 
 # --- DEF-04: misspelled keys, extra values, key order -----------------------------------
 
-@pytest.mark.req("DEF-04", "DEF-06")
+MISSPELLED, UNKNOWN, FOREIGN = "DEF-MISSPELLED-KEY", "DEF-UNKNOWN-KEY", "DEF-FOREIGN-KEY"
+
+
 @pytest.mark.parametrize(("key", "code"), case("def.misspelled-key.distance", [
-    ("transposed", ("memroy", "DEF-MISSPELLED-KEY")), ("two-off", ("skil", "DEF-MISSPELLED-KEY")),
-    ("short-one-off", ("nam", "DEF-MISSPELLED-KEY")), ("alias", ("mcpServers", "DEF-MISSPELLED-KEY")),
-    ("three-off", ("toolsets", "DEF-UNKNOWN-KEY")), ("far", ("colour", "DEF-UNKNOWN-KEY")),
-    ("foreign-model", ("model", "DEF-FOREIGN-KEY")), ("foreign-color", ("color", "DEF-FOREIGN-KEY")),
-    ("other-runtime", ("temperature", "DEF-UNKNOWN-KEY"))]))
+    ("transposed", ("memroy", MISSPELLED)), ("two-off", ("skil", MISSPELLED)),
+    ("short-one-off", ("nam", MISSPELLED)), ("alias", ("mcpServers", MISSPELLED)),
+    ("three-off", ("toolsets", UNKNOWN)), ("far", ("colour", UNKNOWN)),
+    ("foreign-model", ("model", FOREIGN)), ("foreign-color", ("color", FOREIGN)),
+    ("other-runtime", ("temperature", UNKNOWN))]))
+@pytest.mark.req("DEF-04", "DEF-06")
 def test_misspelled_unknown_and_foreign_keys(impl: Harness, key: str, code: str) -> None:
     """Bug: a similarity ratio no other language reproduces, or an open-ended foreign list
     that makes the same file warn in one runtime and not in another."""

@@ -8,8 +8,7 @@ import re
 from typing import Any
 
 from capconf.simulator.core import world as core_world
-from capconf.simulator.definition import document
-from capconf.simulator.definition import yamlsource
+from capconf.simulator.definition import document, yamlsource
 from capconf.simulator.protocol import core_ops
 from capconf.simulator.protocol import session as protocol_session
 from capconf.simulator.tools import grants
