@@ -6,6 +6,6 @@ lists the dimensions, and ``core.agent`` walks them in catalog order.
 
 Requirements: PROTO-02 CALL-03
 Spec: SPEC.md section 2, 11
-Suite: conformance/suite/test_protocol.py conformance/suite/test_call.py conformance/suite/test_decisions.py
+Suite: conformance/suite/test_protocol.py conformance/suite/test_call.py
 Golden: golden/protocol/
 """
