@@ -224,3 +224,24 @@ def test_knowledge_source_names_in_any_script(impl: Harness, name: str, valid: b
     bad = [d["path"] for d in parsed["diagnostics"] if d["code"] == "KB-SOURCE-NAME-INVALID"]
     assert bad == ([] if valid else [["knowledge", 0]])
     assert impl.save(kb_definition(name))["saved"] is valid
+
+
+@pytest.mark.req("SKILL-01", "SKILL-04")
+@pytest.mark.parametrize(("name", "valid"), case("skill.name-unicode", [
+    ("chinese", ("翻译规范", True)), ("mixed-script", ("p\u0430ypal", False))]))
+def test_skill_names_in_any_script(impl: Harness, tmp_path: Path, name: str,
+                                   valid: bool) -> None:
+    """Bug: an ASCII-only skill-name rule (a Chinese skill is never found), or one that
+    lets a Latin/Cyrillic look-alike of another skill into the catalog."""
+    layer = tmp_path / "system"
+    (layer / "s").mkdir(parents=True)
+    (layer / "s" / "SKILL.md").write_text(
+        f"---\nname: {quoted(name)}\ndescription: house style\n---\nBody.\n", encoding="utf-8")
+    impl.setup(**WORLD, skills={"layers": {"system": str(layer)}})
+    source = ("name: writer\ndescription: writes\ntools: [read]\n"
+              f"skills: [{quoted(name)}]\nprompt: W.\n")
+    agent = str(impl.driver.request("agent.spawn", {"source": source})["agent"])
+    resolved = impl.driver.request("skills.resolved", {"agent": agent})["skills"]
+    assert [s["name"] for s in resolved] == ([name] if valid else [])
+    used = call(impl, agent, "use_skill", {"name": name})
+    assert used["ok"] is valid, used

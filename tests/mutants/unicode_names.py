@@ -90,11 +90,11 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("names-control-allowed", "names may hold control characters",
            ("DEF-01", "MEM-09"), _no_control),
     Mutant("names-mixed-script-allowed", "Latin mixed with Cyrillic look-alikes passes",
-           ("DEF-01", "MEM-09", "KB-01"), _no_mixed_script),
+           ("DEF-01", "MEM-09", "KB-01", "SKILL-01"), _no_mixed_script),
     Mutant("names-normalised-not-checked", "an NFD name is normalised for the check and "
            "stored as written", ("DEF-01", "MEM-09"), _normalise_then_check),
-    Mutant("names-ascii-only", "agent and memory file names limited to ASCII",
-           ("DEF-01", "MEM-09", "MEM-01"), _ascii_only),
+    Mutant("names-ascii-only", "agent, skill, source and memory file names limited to ASCII",
+           ("DEF-01", "MEM-09", "MEM-01", "SKILL-01", "KB-01"), _ascii_only),
     Mutant("memory-unicode-dir-lossy", "non-ASCII letters of an agent name dropped from "
            "its private directory", ("MEM-01", "MEM-04"), _lossy_directory),
     Mutant("memory-unicode-dir-case-folded", "Unicode case folded into the private "
