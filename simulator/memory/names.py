@@ -81,7 +81,7 @@ _UNICODE_REASONS = ("control", "bidi", "invisible", "not_nfc", "compatibility", 
 def _failing_reason(name: str) -> str | None:
     # The suffix is not part of the script check: `заметки.md` is one script, Cyrillic.
     stem = name[: -len(NAME_SUFFIX)] if name.endswith(NAME_SUFFIX) else name
-    unicode = unicode_reason(stem, "._-")
+    unicode = unicode_reason(stem or name, "._-")
     checks = (
         ("empty", name == ""),
         ("nul", "\x00" in name),
