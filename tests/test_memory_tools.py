@@ -11,8 +11,8 @@ import pytest
 from memory_support import make_world, toolbox, write_file
 
 from capconf.simulator.definition.declarations import MemoryMode
-from capconf.simulator.memory.names import NAME_PATTERN
 from capconf.simulator.memory import tools as memory_tools
+from capconf.simulator.memory.names import NAME_PATTERN
 from capconf.simulator.memory.search import (
     MAX_HITS,
     MAX_LINE_CHARS,
