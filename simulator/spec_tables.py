@@ -14,6 +14,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from capconf.simulator.core.diagnostic_catalog import all_kinds
 from capconf.simulator.tools.catalog import (
@@ -56,8 +57,33 @@ def builtin_tool_schemas() -> str:
     return "\n".join(rows)
 
 
+def dimension_tool_schemas() -> str:
+    """Every dimension tool's exact description and input schema, from the constants the
+    reference mounts (TOOL-03), so an implementer never has to read the code."""
+    import json
+
+    from capconf.simulator.knowledge.kbsearch import KB_SEARCH_DESCRIPTION, KB_SEARCH_SCHEMA
+    from capconf.simulator.mcp.gateway import GATEWAY_TOOLS
+    from capconf.simulator.memory.tools import TOOL_SPECS
+    from capconf.simulator.skills.packages import USE_SKILL_DESCRIPTION, USE_SKILL_SCHEMA
+    from capconf.simulator.skills.search import SKILL_SEARCH_DESCRIPTION, SKILL_SEARCH_SCHEMA
+
+    specs: list[tuple[str, str, Any]] = [
+        ("use_skill", USE_SKILL_DESCRIPTION, USE_SKILL_SCHEMA),
+        ("skill_search", SKILL_SEARCH_DESCRIPTION, SKILL_SEARCH_SCHEMA),
+        ("kb_search", KB_SEARCH_DESCRIPTION, KB_SEARCH_SCHEMA),
+        *((t.name, t.description, t.input_schema) for t in GATEWAY_TOOLS),
+        *TOOL_SPECS,
+    ]
+    blocks = [f"**{name}**: description\n\n> {description}\n\n```json\n"
+              f"{json.dumps(schema, indent=2, ensure_ascii=False)}\n```"
+              for name, description, schema in specs]
+    return "\n\n".join(blocks)
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "diagnostic-codes": diagnostic_codes,
+    "dimension-tool-schemas": dimension_tool_schemas,
     "default-registry": default_registry,
     "builtin-tool-schemas": builtin_tool_schemas,
 }

@@ -115,7 +115,8 @@ def test_layout(tmp_path: Path, mode: MemoryMode, directory: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["", "..", ".", "a/b", "a\\b", "../main", "a..b", "x.",
-                                  "-x", "笔记", "con", "NUL.x", "a" * 65, "a b"])
+                                  "-x", "p\u0430ypal", "a\u202eb", "con", "NUL.x", "a" * 65,
+                                  "a b"])
 def test_unusable_agent_names_get_a_diagnostic_and_no_memory(tmp_path: Path,
                                                              name: str) -> None:
     world = make_world(tmp_path / "ws")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from memory_support import make_world, toolbox, write_file
 
 from capconf.simulator.definition.declarations import MemoryMode
 from capconf.simulator.memory import tools as memory_tools
+from capconf.simulator.memory.names import NAME_PATTERN
 from capconf.simulator.memory.search import (
     MAX_HITS,
     MAX_LINE_CHARS,
@@ -81,8 +83,9 @@ def test_the_only_string_that_reaches_a_path_is_a_patterned_file_name() -> None:
         for prop, spec in schema["properties"].items():
             if spec["type"] == "string" and prop not in ("content", "query"):
                 assert prop == "file"
-                assert spec["pattern"].startswith("^[A-Za-z0-9]")
-                assert "/" not in spec["pattern"] and spec["maxLength"] == 64
+                assert spec["pattern"] == NAME_PATTERN and spec["maxLength"] == 64
+                for bad in ("/x.md", "a/b.md", "..", "../x.md", "a\\b.md", ".x.md"):
+                    assert re.fullmatch(NAME_PATTERN[1:-1], bad) is None, bad
             else:
                 assert spec["type"] in ("string", "boolean")
 

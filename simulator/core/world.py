@@ -99,7 +99,7 @@ def parse_world(args: Mapping[str, Any]) -> World:
         registry = (default_registry() if refused is None
                     else build_registry(DEFAULT_GRANTABLE, refused))
     else:
-        grantable = args["grantable"]
+        grantable = args.get("grantable", list(default_registry().grantable))
         names = None if grantable is None else _string_list(grantable, ("grantable",))
         registry = build_registry(names, refused)
     session_arg = args.get("session_tools")

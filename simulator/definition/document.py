@@ -10,7 +10,8 @@ yields no definition.
 
 from __future__ import annotations
 
-import difflib
+import re
+import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -24,7 +25,8 @@ from capconf.simulator.core.diagnostics import (
     Severity,
     diagnose,
 )
-from capconf.simulator.core.names import split_names
+from capconf.simulator.core.names import ascii_fold, split_names
+from capconf.simulator.core.unicode_names import name_problem, name_reason, unicode_reason
 from capconf.simulator.definition.declarations import KnowledgeDeclaration, MemoryMode, NameRef
 from capconf.simulator.definition.yamlsource import (
     LMap,
@@ -67,7 +69,8 @@ DEF_MISSING_KEY = DiagnosticKind(
     "DEF-MISSING-KEY", "DEF-01", W, E, "a required key (name, description) is missing")
 DEF_BAD_NAME = DiagnosticKind(
     "DEF-BAD-NAME", "DEF-01", W, E,
-    "the name is not 1-64 characters of letters, digits, `-` and `_`")
+    "the name is not 1-64 letters, digits, `-` and `_` (any script; NFC; no control, bidi "
+    "or invisible characters; no mixed scripts)")
 DEF_TYPE = DiagnosticKind(
     "DEF-TYPE", "DEF-03", W, E, "a value has the wrong type; it is not used")
 DEF_DUPLICATE_KEY = DiagnosticKind(
@@ -127,6 +130,35 @@ KNOWN_KEYS: tuple[str, ...] = (
 CAPABILITY_KEYS: tuple[str, ...] = ("skills", "mcp", "knowledge", "memory")
 FOREIGN_KEYS: frozenset[str] = frozenset({"model", "color"})
 _NEAR_MISS_TARGETS: tuple[str, ...] = (*KNOWN_KEYS, "servers", "mcp_servers", "mcp.servers")
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Optimal-string-alignment distance: insert, delete, substitute, or swap two adjacent
+    characters, each costs 1 (so `memroy` is 1 from `memory`). Spelled out because a
+    similarity ratio (Python's difflib) has no equal in other languages."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], prev2[j - 2] + 1)
+        prev2, prev = prev, row
+    return prev[len(b)]
+
+
+def near_miss(key: str) -> list[str]:
+    """The DEF-MISSPELLED-KEY rule: the first target (KNOWN_KEYS order, then the MCP
+    aliases) whose distance from the ASCII-lower-cased key is at most 2 and less than half
+    the target's length; [] when none is."""
+    folded = ascii_fold(key)
+    for target in _NEAR_MISS_TARGETS:
+        distance = edit_distance(folded, target)
+        if distance <= 2 and 2 * distance < len(target):
+            return [target]
+    return []
 
 
 @dataclass(frozen=True)
@@ -244,10 +276,8 @@ class _Builder:
             return ()
         refs: list[NameRef] = []
         if isinstance(node, LScalar):
-            if not isinstance(node.value, str):
-                self.add(DEF_TYPE, f"`{label}` must be a list of names or a comma-separated "
-                         f"string, not a {_kind(node)}.", location(path, node))
-                return None
+            # Names are text: `tools: 5` or `tools: yes` is the name `5` or `yes` (as YAML
+            # 1.2 reads `yes`), never a type error that depends on the YAML version.
             for index, (name, line, col) in enumerate(_comma_entries(node)):
                 loc = Location((*path, index), line, col)
                 if not name:
@@ -262,9 +292,9 @@ class _Builder:
             return None
         for index, item in enumerate(node.items):
             loc = location((*path, index), item)
-            if isinstance(item, LScalar) and not item.tag.endswith(":null") and (
-                    isinstance(item.value, str | int | float | bool)):
-                name = item.text.strip(" \t")
+            if isinstance(item, LScalar):
+                # A null entry (`-` alone, `~`, `null`) is an empty entry, like `Read,,Write`.
+                name = "" if item.tag.endswith(":null") else item.text.strip(" \t")
                 if not name:
                     self.add(DEF_EMPTY_ENTRY, f"entry {index} of `{label}` is empty. "
                              "Remove it.", loc)
@@ -308,20 +338,22 @@ class _Builder:
             if isinstance(item, LMap):
                 for key, value in item.items:
                     if key.text in ("name", "glob") and isinstance(value, LScalar) and \
-                            isinstance(value.value, str) and value.value.strip():
-                        fields[key.text] = value
+                            not value.tag.endswith(":null") and value.text.strip():
+                        fields[key.text] = value  # names are text: `name: 2024` is "2024"
                     elif key.text not in ("name", "glob"):
                         self.add(DEF_UNKNOWN_KEY, f"`knowledge[{index}].{key.text}` is not "
                                  "defined (a source has `name` and `glob`); ignored.",
                                  location((*path, key.text), key))
+            if isinstance(item, LMap):
+                self._duplicates(path, item)
             if set(fields) != {"name", "glob"}:
                 missing = sorted({"name", "glob"} - set(fields))
                 self.add(DEF_BAD_KNOWLEDGE, f"knowledge entry {index} needs a string "
                          f"{' and '.join(f'`{m}`' for m in missing)}; it is not used. Write "
                          "`- {name: handbook, glob: ./docs/**/*.md}`.", location(path, item))
                 continue
-            name = fields["name"].value.strip()
-            out.append(KnowledgeDeclaration(name, fields["glob"].value,
+            name = fields["name"].text.strip()
+            out.append(KnowledgeDeclaration(name, fields["glob"].text,
                                             location(path, item)))
         return tuple(out)
 
@@ -502,8 +534,7 @@ def _read_mapping(builder: _Builder, root: LMap, fmt: SourceFormat,
                         "this spec; it is kept verbatim and not interpreted.", loc)
         else:
             extra.append((key_text, plain(value)))
-            close = difflib.get_close_matches(key_text.lower(), _NEAR_MISS_TARGETS, n=1,
-                                              cutoff=0.75)
+            close = near_miss(key_text)
             if close:
                 target = "mcp.servers" if "server" in close[0] else close[0]
                 builder.add(DEF_MISSPELLED_KEY, f"`{key_text}` is not a key of this spec, so it "
@@ -525,10 +556,12 @@ def _read_mapping(builder: _Builder, root: LMap, fmt: SourceFormat,
             builder.add(DEF_MISSING_KEY, f"`{key_name}` is missing or empty. Add "
                         f"`{key_name}: ...` to the {where}.",
                         location((key_name,), keys.get(key_name) or root))
-    if name is not None and name.strip() and not _valid_name(name):
-        builder.add(DEF_BAD_NAME, f"name `{name}` must be 1-64 characters of letters, digits, "
-                    "`-` and `_`, starting with a letter or digit. Rename it, e.g. "
-                    f"`{_suggest_name(name)}`.", location(("name",), values["name"]))
+    problem = name_problem(name) if name is not None and name.strip() else None
+    if name is not None and problem is not None:
+        builder.add(DEF_BAD_NAME, f"name {name!r}: {problem}. A name is 1-64 letters, digits "
+                    "(any script, NFC, one script or Latin with CJK), `-` and `_`, starting "
+                    f"with a letter or digit. Rename it, e.g. `{_suggest_name(name)}`.",
+                    location(("name",), values["name"]))
 
     if body_text is not None:
         body = normalize_body(body_text)
@@ -557,14 +590,17 @@ def _read_mapping(builder: _Builder, root: LMap, fmt: SourceFormat,
                       tuple(extra), memory_location)
 
 
-def _valid_name(name: str) -> bool:
-    import re
-
-    return re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}", name) is not None
-
-
 def _suggest_name(name: str) -> str:
-    import re
-
-    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-    return (slug or "my-agent")[:64]
+    """A valid name close to ``name``: compatibility forms folded (NFKC), invisible and
+    control characters dropped, every other non-name character a `-`."""
+    out: list[str] = []
+    for char in unicodedata.normalize("NFKC", name):
+        if unicode_reason(char, "-_") in ("control", "bidi", "invisible"):
+            continue
+        keep = unicode_reason(char, "-_") in (None, "leading", "mixed_script")
+        out.append(ascii_fold(char) if keep else "-")
+    slug = re.sub(r"-{2,}", "-", "".join(out)).strip("-_")[:64].strip("-_")
+    if slug and name_reason(slug) is None:
+        return slug
+    ascii_slug = re.sub(r"[^a-z0-9]+", "-", ascii_fold(name)).strip("-")[:64].strip("-")
+    return ascii_slug or "my-agent"

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from capconf.simulator.core.diagnostics import Location
+from capconf.simulator.definition.yaml12 import core_value
 
 MAX_SOURCE_BYTES = 1_048_576
 MAX_DEPTH = 32
@@ -366,7 +367,8 @@ def load_lenient_front_matter(text: str, line_offset: int) -> LMap | None:
 def plain(node: LNode) -> Any:
     """Located nodes back to JSON-able data (for keys kept verbatim but not interpreted)."""
     if isinstance(node, LScalar):
-        return node.value
+        # YAML 1.2, as JS and Rust read it; lenient front matter (tag "str") is text.
+        return core_value(node.text, node.style is None and node.tag != "str")
     if isinstance(node, LSeq):
         return [plain(n) for n in node.items]
     return {k.text: plain(v) for k, v in node.items}

@@ -34,6 +34,7 @@ from capconf.simulator.core.diagnostics import (
     diagnose,
 )
 from capconf.simulator.core.names import WHITE_SPACE, ascii_fold
+from capconf.simulator.core.unicode_names import name_problem
 from capconf.simulator.definition.declarations import KnowledgeDeclaration
 from capconf.simulator.files import Dir, FileAccessError, Kind, Reason, Root
 from capconf.simulator.files import Entry as FileEntry
@@ -70,7 +71,13 @@ DIAGNOSTIC_KINDS: tuple[DiagnosticKind, ...] = (
 )
 
 GLOB_MAX_LENGTH = 1024
-SOURCE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
+
+
+def source_name_problem(name: str) -> str | None:
+    """Why ``name`` is not a source name (the shared Unicode name rule, with `.`), or None."""
+    return name_problem(name, "._-")
+
+
 # FORCEUNIX + CASE: the same pattern means the same thing on every host; no BRACE or
 # EXTGLOB, so the pattern language is exactly: literal, *, ?, [...], and ** as a segment.
 GLOB_FLAGS = wc_glob.GLOBSTAR | wc_glob.FORCEUNIX | wc_glob.CASE
@@ -256,11 +263,13 @@ def validate_declarations(declared: Sequence[KnowledgeDeclaration], mode: Mode
     for decl in declared:
         glob_loc = Location((*decl.location.path, "glob"), decl.location.line,
                             decl.location.column)
-        if not SOURCE_NAME_RE.match(decl.name):
+        problem = source_name_problem(decl.name)
+        if problem is not None:
             diags.append(diagnose(
                 KB_SOURCE_NAME_INVALID, mode,
-                f"knowledge source name {decl.name!r} must be 1-64 characters of letters, "
-                "digits, `.`, `_` or `-`, starting with a letter or digit. Rename it.",
+                f"knowledge source name {decl.name!r}: {problem}. A source name is 1-64 "
+                "letters or digits of any script (NFC, not mixed), `.`, `_` or `-`, starting "
+                "with a letter or digit. Rename it.",
                 decl.location))
             continue
         if ascii_fold(decl.name) in seen:

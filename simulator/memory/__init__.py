@@ -4,6 +4,6 @@ for search only, and serialised appends per directory.
 
 Requirements: MEM-01..10
 Spec: SPEC.md section 10
-Suite: conformance/suite/test_memory.py
+Suite: conformance/suite/test_memory.py conformance/suite/test_unicode_names.py
 Golden: golden/memory/
 """

@@ -1,7 +1,8 @@
 """The memory dimension: modes, the memory world, directory binding, section and tools.
 
 Layout (MEM-01, MEM-04): a private subagent writes ``<subagent_root>/<name>/`` where
-``<name>`` is its definition name in ASCII lower case; a shared subagent is bound to the
+``<name>`` is its definition name in ASCII lower case (a name with non-ASCII letters:
+``_`` + a hash of it, see ``unicode_directory_name``); a shared subagent is bound to the
 main agent's memory directory itself, because "shared" in the seed means the business
 agent shares experience *with the main agent*, and private is defined by being unable to
 write there. The world refuses a subagent root that overlaps the main directory, so no
@@ -16,6 +17,7 @@ discipline, and a default-off switch must not veto an explicit ``memory: private
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -31,6 +33,8 @@ from capconf.simulator.core.diagnostics import (
     WorldSetupError,
     diagnose,
 )
+from capconf.simulator.core.names import ascii_fold
+from capconf.simulator.core.unicode_names import name_reason
 from capconf.simulator.definition.declarations import MemoryMode
 from capconf.simulator.memory.append import PROCESS_SERIALIZER, AppendSerializer
 from capconf.simulator.memory.fs import MemoryFsError, open_directory
@@ -146,10 +150,31 @@ def parse_memory_world(args: object, workspace: Path) -> MemoryWorld:
 _AGENT_DIR = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 
 
+UNICODE_DIR_PREFIX = "_"
+UNICODE_DIR_HEX = 32
+
+
+def unicode_directory_name(agent_name: str) -> str:
+    """``_`` + the first 32 hex digits of SHA-256 over the UTF-8 of the ASCII-folded name.
+
+    A hash, not the name itself: file systems disagree on non-ASCII names (macOS stores
+    NFD, NTFS and APFS fold non-ASCII case with their own tables, and 64 Chinese characters
+    percent-encoded exceed the 255-byte component limit), while 33 ASCII characters mean
+    the same directory everywhere. ASCII folding first, so ``翻译Bot`` and ``翻译bot`` are
+    one agent exactly as ``Reviewer`` and ``reviewer`` are; ``Σοφία`` and ``σοφία`` are two
+    (only ASCII case folds). The leading ``_`` never starts an ASCII agent's directory, so
+    the two families cannot collide; within the family 128 bits make a collision as likely
+    as guessing a random UUID."""
+    digest = hashlib.sha256(ascii_fold(agent_name).encode("utf-8")).hexdigest()
+    return UNICODE_DIR_PREFIX + digest[:UNICODE_DIR_HEX]
+
+
 def private_directory_name(agent_name: str) -> str | None:
     """The directory name of an agent's private memory, or None when the name cannot be
-    one (a separator, ``..``, a trailing dot Windows would strip, a non-ASCII letter, a
-    Windows device name)."""
+    one (a separator, ``..``, a trailing dot Windows would strip, a Windows device name,
+    or a non-ASCII name that breaks the Unicode name rule of DEF-01)."""
+    if not agent_name.isascii():
+        return unicode_directory_name(agent_name) if name_reason(agent_name) is None else None
     lowered = agent_name.lower()
     if _AGENT_DIR.fullmatch(lowered) is None or ".." in lowered or lowered.endswith("."):
         return None
@@ -193,8 +218,9 @@ def resolve_memory(
         if dir_name is None:
             return MemoryResolution(None, (diagnose(
                 MEM_AGENT_NAME_UNUSABLE, mode,
-                f"agent name {agent_name!r} cannot name a private memory directory (ASCII "
-                "letters, digits, '.', '_', '-'; at most 64; no '..'); memory is not mounted. "
+                f"agent name {agent_name!r} cannot name a private memory directory (letters "
+                "and digits of any script per DEF-01, '.', '_', '-'; at most 64; no '..'; not "
+                "a device name); memory is not mounted. "
                 "Next step: rename the agent.", where),))
         directory = world.subagent_root / dir_name
     binding = MemoryBinding(declared, agent_name, directory)

@@ -6,6 +6,6 @@ The dispatcher only collects op tables: each area keeps its own ``ops.py`` and
 
 Requirements: PROTO-01..03
 Spec: SPEC.md section 2
-Suite: conformance/suite/test_protocol.py
+Suite: conformance/suite/test_protocol.py conformance/suite/test_decisions.py
 Golden: golden/protocol/
 """

@@ -33,6 +33,7 @@ from capconf.simulator.core.diagnostics import (
 )
 from capconf.simulator.core.envelope import ToolResult, failure, success
 from capconf.simulator.core.names import ascii_fold
+from capconf.simulator.core.unicode_names import name_problem
 from capconf.simulator.definition.declarations import NameRef
 from capconf.simulator.files import FileAccessError, Kind, Reason, Root, read_fd
 from capconf.simulator.skills.amendments import (
@@ -125,7 +126,6 @@ TOOL_ERROR_CODES: tuple[tuple[str, str, str], ...] = (
     ("SKILL-BODY-UNAVAILABLE", "SKILL-04", "SKILL.md cannot be read any more"),
 )
 
-SKILL_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 SKILL_YAML = "skill.yaml"
 SKILL_MD = "SKILL.md"
 
@@ -204,9 +204,10 @@ def _metadata(data: Mapping[str, Any], layer: SkillLayer, where: str
     """Validate the metadata mapping (skill.yaml or front matter). Returns the fields or
     the first problem (with the key at fault)."""
     name = data.get("name")
-    if not isinstance(name, str) or not SKILL_NAME_RE.match(name.strip()):
-        return None, (f"{where}: `name` must be 1-64 letters, digits, `.`, `_` or `-` "
-                      "(starting with a letter or digit)")
+    problem = name_problem(name.strip(), "._-") if isinstance(name, str) else "is not a string"
+    if problem is not None or not isinstance(name, str):
+        return None, (f"{where}: `name` {problem}; it must be 1-64 letters or digits of any "
+                      "script (NFC, not mixed), `.`, `_` or `-`, starting with a letter or digit")
     description = data.get("description")
     if not isinstance(description, str) or not description.strip():
         return None, f"{where}: `description` must be a non-empty string"

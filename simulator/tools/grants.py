@@ -77,7 +77,7 @@ class ToolGrant:
 
 
 _MCP_PATTERNS = (
-    re.compile(r"^mcp__(?P<server>[^_].*?)(?:__(?P<tool>.+))?$"),
+    re.compile(r"^[Mm][Cc][Pp]__(?P<server>[^_].*?)(?:__(?P<tool>.+))?$"),
     re.compile(r"^(?P<server>[A-Za-z0-9_.-]+):(?P<tool>[A-Za-z0-9_.-]+)$"),
 )
 

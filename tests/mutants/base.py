@@ -156,6 +156,8 @@ _AREA_MODULES = (
     "mutants.files",
     "mutants.editor",
     "mutants.protocol_wire",
+    "mutants.unicode_names",
+    "mutants.decisions",
 )
 
 
