@@ -177,6 +177,12 @@ def impl(driver: Driver) -> Iterator[Harness]:
         yield harness
 
 
+class RequiredFeatureMissing(AssertionError):
+    """A case of a group named by ``--require-features`` that `hello` does not declare:
+    reported **failed** (the implementation does not do what the run requires), not
+    errored (nothing went wrong with the harness)."""
+
+
 @pytest.fixture(autouse=True)
 def _feature_gate(request: pytest.FixtureRequest, driver: Driver) -> None:
     """Cases of a feature group the implementation does not declare in `hello` are
@@ -188,8 +194,9 @@ def _feature_gate(request: pytest.FixtureRequest, driver: Driver) -> None:
     required = {g.strip() for g in
                 request.config.getoption("require_features").split(",") if g.strip()}
     if set(missing) & required:
-        pytest.fail(f"feature group(s) {', '.join(sorted(set(missing) & required))} are "
-                    "required (--require-features) but not declared in `hello`")
+        raise RequiredFeatureMissing(
+            f"feature group(s) {', '.join(sorted(set(missing) & required))} are required "
+            "(--require-features) but not declared in `hello`")
     if missing:
         pytest.skip(f"{outcomes.NOT_IMPLEMENTED_PREFIX}feature group(s) {', '.join(missing)} "
                     "not declared by the implementation")
@@ -226,7 +233,9 @@ def pytest_runtest_makereport(
                     else outcomes.SKIPPED)
         reason = text
     elif report.failed:
-        category = outcomes.FAILED if report.when == "call" else outcomes.ERRORED
+        category = (outcomes.FAILED if report.when == "call" or (
+            excinfo is not None and isinstance(excinfo.value, RequiredFeatureMissing))
+            else outcomes.ERRORED)
         reason = str(excinfo.value)[:2000] if excinfo is not None else report.longreprtext[-2000:]
     elif report.when == "call":
         category = outcomes.PASSED

@@ -13,7 +13,7 @@ from capconf.simulator.protocol.session import Handler
 from capconf.simulator.skills.ops import OPS as SKILLS_KNOWLEDGE_OPS
 
 FEATURES: tuple[str, ...] = ("def", "tool", "prompt", "call", "memory", "skills", "knowledge",
-                             "mcp", "approval")
+                             "mcp", "approval", "reference-text")
 
 OP_TABLES: tuple[dict[str, Handler], ...] = (
     CORE_OPS,
