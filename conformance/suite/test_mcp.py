@@ -557,3 +557,18 @@ def test_reference_text_refusal_messages(impl: Harness) -> None:
     expect(mcp_call(impl, none, "notion__search_pages")["error_message"],
            "MCP server 'notion' is not granted to this agent; it was not contacted. "
            "This agent is granted no MCP servers.", "TEXT-01: the refusal with no grants")
+
+
+@pytest.mark.case("mcp.allowlist.exact-case")
+@pytest.mark.req("MCP-03")
+def test_the_allow_list_is_matched_exactly(impl: Harness) -> None:
+    """Bug: the approval allow-list is matched case-insensitively, so `search_pages` on
+    the list pre-approves a different tool `Search_Pages`."""
+    tools = NOTION_TOOLS + [{"name": "Search_Pages", "description": "Another tool",
+                             "inputSchema": OBJ}]
+    setup(impl, notion=server(impl, "notion", tools, allow=["search_pages"]))
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    result = mcp_call(impl, agent, "notion__Search_Pages")
+    expect(result.get("error_code"), "APPROVAL-PENDING", "MCP-03: only the exact names on "
+           "the allow-list run directly; `Search_Pages` is not `search_pages`")
+    expect(tool_calls(impl, "notion"), [], "MCP-03: the off-list tool did not run")

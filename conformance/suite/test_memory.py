@@ -766,3 +766,21 @@ def test_reference_text_memory_section_and_tools(impl: Harness) -> None:
     for tool in tools:
         assert tool["input_schema"] == SCHEMAS[tool["name"]]
         assert tool["description"] == DESCRIPTIONS[tool["name"]]
+
+
+@pytest.mark.req("MEM-01", "MEM-02")
+@pytest.mark.parametrize(("written", "mode"), cases("memory.mode.case-variants", [
+    ("title-private", ("Private", "private")), ("upper-shared", ("SHARED", "shared")),
+    ("title-none", ("None", "none")), ("mixed-private", ("pRiVaTe", "private"))]))
+def test_memory_modes_ignore_ascii_case(impl: Harness, written: str, mode: str) -> None:
+    """Bug: memory modes matched case-sensitively, so `memory: Private` is a bad mode and
+    the agent silently gets no memory."""
+    setup(impl)
+    parsed = impl.parse(definition(written))
+    expect(parsed["definition"]["memory"], mode, "MEM-01: the mode is read ignoring ASCII "
+           "case and normalised to lower case")
+    expect([d["code"] for d in parsed["diagnostics"] if d["severity"] == "error"], [],
+           "MEM-01: a mode in another case is not an error")
+    mounted = {t["name"] for t in impl.mounted(definition(written))["tools"]} & set(TOOLS)
+    expect(sorted(mounted), [] if mode == "none" else sorted(TOOLS),
+           "MEM-02: the memory tools follow the mode")
