@@ -564,7 +564,7 @@ def test_reference_text_refusal_messages(impl: Harness) -> None:
 def test_the_allow_list_is_matched_exactly(impl: Harness) -> None:
     """Bug: the approval allow-list is matched case-insensitively, so `search_pages` on
     the list pre-approves a different tool `Search_Pages`."""
-    tools = NOTION_TOOLS + [{"name": "Search_Pages", "description": "Another tool",
+    tools = [*NOTION_TOOLS, {"name": "Search_Pages", "description": "Another tool",
                              "inputSchema": OBJ}]
     setup(impl, notion=server(impl, "notion", tools, allow=["search_pages"]))
     agent = spawn(impl, agent_def(servers=["notion"]))
