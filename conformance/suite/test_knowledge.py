@@ -132,7 +132,7 @@ def test_kb_search_is_mounted_and_says_a_hit_is_a_line(kb: Harness) -> None:
 
 
 @pytest.mark.case("kb.glob.globstar-and-hidden")
-@pytest.mark.req("KB-01")
+@pytest.mark.req("KB-01", "TEXT-02")  # hidden files: the reference's glob rule
 def test_globstar_matches_any_depth_but_not_hidden_files(kb: Harness) -> None:
     """Catches `**` that needs at least one directory, or wildcards matching dotfiles."""
     for rel in ("docs/a.md", "docs/x/y/b.md", "docs/c.txt", "docs/.hidden.md",
@@ -340,7 +340,7 @@ GLOB_FILES = ("a.md", ".a.md", "B.md", "docs/x.md", "docs/.git/y.md", "docs/sub/
     ("globstar-in-segment-is-star", ("do**/*.md", ["docs/x.md"])),
     ("star-not-slash", ("docs/*", ["docs/x.md"])),
     ("dot-slash-prefix", ("./docs/*.md", ["docs/x.md"]))]))
-@pytest.mark.req("KB-01")
+@pytest.mark.req("KB-01", "TEXT-02")  # the grammar beyond escape semantics is the reference's
 def test_glob_grammar(kb: Harness, glob: str, expected: list[str]) -> None:
     """Catches a pattern language that is not KB-01's: wildcards or classes matching a
     leading dot, `**` descending hidden folders, case-insensitive matching, `*` crossing

@@ -226,7 +226,7 @@ def test_a_name_declared_twice_is_kept_once_and_reported(sk: Skills) -> None:
     section = sk.section(["pdf", "PDF"])
     expect_catalog(section, [("pdf", "PDF forms", "pdf/SKILL.md")],
                    "SKILL-01/SKILL-04: a skill declared twice is listed once")
-    expect_true(section.count("pdf/SKILL.md") == 1, "SKILL-01: the repeat adds no entry",
+    expect_true(str(section).count("pdf/SKILL.md") == 1, "SKILL-01: the repeat adds no entry",
                 section)
     agent = str(sk.impl.driver.request("agent.spawn", {"source": source})["agent"])
     assert [r["name"] for r in sk.resolved(agent)] == ["pdf"]
@@ -369,7 +369,7 @@ def test_multiline_descriptions_are_one_line_and_cannot_inject_entries(sk: Skill
     section = sk.section(["api"])
     expect_catalog(section, [("api", "First line.", "api/SKILL.md")],
                    "SKILL-04: a multi-line description stays inside its entry")
-    forged = [ln for ln in section.splitlines()
+    forged = [ln for ln in str(section).splitlines()
               if ln.lstrip().startswith(("- name: admin", "name: admin", "location: /etc"))]
     expect_true(not forged, "SKILL-04: a newline in a description must not start a new "
                 "entry or field (print it on one line)", forged)
