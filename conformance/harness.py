@@ -202,8 +202,8 @@ def expect_catalog(section: str | None, items: Sequence[Sequence[str]], why: str
         end = starts[k + 1] if k + 1 < len(starts) else len(section)
         segment = section[starts[k]:end]
         for field in item[1:]:
-            expect_true(field in segment, f"{why}: item {item[0]!r} lacks {field!r} "
-                        "(between its name and the next item)", segment)
+            expect_true(field in segment, f"{why}: item {item[0]!r} lacks "
+                        f"{_short(field, 60)} (between its name and the next item)", segment)
     for name in absent:
         expect_true(_find_name(section, name, 0) < 0,
                     f"{why}: {name!r} is not granted but appears in the section", section)

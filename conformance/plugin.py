@@ -237,6 +237,9 @@ def pytest_runtest_makereport(
             excinfo is not None and isinstance(excinfo.value, RequiredFeatureMissing))
             else outcomes.ERRORED)
         reason = str(excinfo.value)[:2000] if excinfo is not None else report.longreprtext[-2000:]
+        if (category == outcomes.FAILED and excinfo is not None
+                and type(excinfo.value) is AssertionError):
+            reason = _spec_context(item) + "\n" + reason
     elif report.when == "call":
         category = outcomes.PASSED
 
@@ -257,6 +260,14 @@ def pytest_runtest_makereport(
         run: RunReport = item.config.stash[_STASH_REPORT]
         run.record(CaseRecord(cid, item.nodeid, tuple(req_ids(item)), category,
                               reason.strip()), phase=report.when)
+
+
+def _spec_context(item: pytest.Item) -> str:
+    """A plain `assert` in a case says what it compared, not why: put the requirement IDs
+    and the bug the case is for (its docstring's first sentence) in front."""
+    doc = (getattr(item, "function", None).__doc__ or "") if hasattr(item, "function") else ""
+    first = " ".join(doc.strip().split(".")[0].split()) if doc else ""
+    return f"{', '.join(req_ids(item))}: {first}".rstrip(": ")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

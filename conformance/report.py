@@ -166,8 +166,8 @@ def headline(reason: str, limit: int = 200) -> str:
     first = lines[0]
     rest = [ln for ln in lines[1:] if ln.startswith(("expected:", "got:"))]
     if not rest:  # pytest's own rewriting: keep the differing line it names
-        rest = [ln for ln in lines[1:] if ln.startswith(("At index", "Differing", "Left ",
-                                                         "Right ", "E ", "+", "-"))][:2]
+        rest = [ln for ln in lines[1:] if ln.startswith(("assert ", "At index", "Differing",
+                                                         "Left ", "Right ", "+", "-"))][:2]
     if not rest:
         return first[:limit]
     budget = max(40, (limit - 3 * len(rest)) // (len(rest) + 1))
