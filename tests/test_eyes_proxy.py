@@ -34,21 +34,14 @@ BUGS = {
     "appr_existence_leak": "APPR-01",
     "appr_pull_delivers_settled": "APPR-05",
     "mem_mode_case_sensitive": "MEM-01",
+    "proto_agent_ids_not_reset": "PROTO-02",
 }
 
 # variants, run on the requirements whose cases look at wording, layout and ids
-VARIANTS = ("alt_messages", "alt_catalog_wording", "alt_extra_keys", "alt_key_order")
-WORDING_REQUIREMENTS = ("MCP-01", "MCP-02", "MCP-04", "SKILL-04", "SKILL-06", "KB-02",
-                        "MEM-03", "MEM-05", "CALL-03", "TOOL-01", "APPR-05")
-# Cases a variant fails because of a defect of the variant itself, not of the suite:
-# alt_messages' rewording garbles the words it claims to keep (placeholders left in the
-# text), so a message loses the fix it must name ("settings") or the world's own
-# not-grantable reason, which the suite rightly requires verbatim.
-VARIANT_DEFECTS = {
-    "alt_messages": ("mcp.not-configured.mounts-with-diagnostic", "tool.not-grantable.reason"),
-}
-
-
+VARIANTS = ("alt_messages", "alt_catalog_wording", "alt_extra_keys", "alt_key_order",
+            "alt_diag_order")
+WORDING_REQUIREMENTS = ("MCP-01", "MCP-02", "MCP-04", "SKILL-01", "SKILL-04", "SKILL-06",
+                        "KB-02", "MEM-03", "MEM-05", "CALL-03", "TOOL-01", "APPR-05")
 def _impl(name: str, plain: bool = False) -> str:
     flag = " --plain" if plain else ""
     return f"{shlex.quote(sys.executable)} {shlex.quote(str(PROXY))}{flag} --bug {name}"
@@ -67,10 +60,6 @@ def _run_variant(name: str, root: Path) -> SuiteRun:
     extra: list[str] = []
     for rid in WORDING_REQUIREMENTS:
         extra += ["--req", rid]
-    if name in VARIANT_DEFECTS:
-        baseline = workdir / "defects.txt"
-        baseline.write_text("\n".join(VARIANT_DEFECTS[name]) + "\n", encoding="utf-8")
-        extra += ["--expected-failures", str(baseline)]
     return run_suite(workdir, _impl(name, plain=True), *extra, timeout=900)
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from capconf.conformance.cases import default_world
 from capconf.conformance.driver import Driver
-from capconf.conformance.harness import Harness
+from capconf.conformance.harness import Harness, expect, expect_true
 
 LEGACY_SIX = {"bash", "read", "write", "edit", "glob", "grep"}
 
@@ -99,3 +99,20 @@ def test_mounted_tools_are_exactly_the_granted_tools(impl: Harness) -> None:
     assert impl.mounted(source)["diagnostics"] == parsed["diagnostics"]
     spawned = impl.driver.request("agent.spawn", {"source": source})
     assert spawned["diagnostics"] == parsed["diagnostics"]
+
+
+@pytest.mark.case("proto.world.agent-ids-restart")
+@pytest.mark.req("PROTO-02", "CALL-03")
+def test_world_setup_restarts_the_agent_id_sequence(impl: Harness) -> None:
+    """Bug: agent ids come from a process-wide counter, so the same world and the same
+    spawns give other ids after `world.setup` (runs are not reproducible)."""
+    source = "name: a\ndescription: d\ntools: [read]\nprompt: Work.\n"
+    runs = []
+    for _ in range(2):
+        impl.setup(**default_world())
+        runs.append([impl.driver.request("agent.spawn", {"source": source})["agent"]
+                     for _ in range(2)])
+    expect_true(all(isinstance(a, str) and a for a in runs[0]) and len(set(runs[0])) == 2,
+                "PROTO-02: agent ids are distinct non-empty strings", runs[0])
+    expect(runs[1], runs[0], "PROTO-02: after world.setup the same spawns yield the same "
+           "ids (the id sequence restarts)")

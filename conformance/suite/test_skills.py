@@ -245,7 +245,8 @@ def test_two_folders_of_one_layer_with_one_name_first_folder_in_byte_order_wins(
     result = sk.impl.parse(sk.definition(["tool"]))
     dups = [d for d in result["diagnostics"] if d["code"] == "SKILL-DUPLICATE-IN-LAYER"]
     assert [d["severity"] for d in dups] == ["warning", "warning"]
-    assert [d["path"] for d in dups] == [["system", "alpha"], ["system", "beta"]]
+    # which folders lose is the rule; the order of the diagnostics list is not fixed
+    assert sorted(d["path"] for d in dups) == [["system", "alpha"], ["system", "beta"]]
     assert all("Zeta" in d["message"] for d in dups)
     agent = sk.spawn(["tool"])
     [row] = sk.resolved(agent)

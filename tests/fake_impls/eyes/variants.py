@@ -32,18 +32,18 @@ def reword(msg, keep=()):
 
     def hold(m):
         held.append(m.group(0))
-        return "\x00%d\x00" % (len(held) - 1)
+        return "\x00" + chr(0xE000 + len(held) - 1) + "\x00"
     s = msg
     for k in keep:                     # data carried verbatim (e.g. a not-grantable reason)
         if k and k in s:
-            s = s.replace(k, "\x00%d\x00" % len(held))
+            s = s.replace(k, "\x00" + chr(0xE000 + len(held)) + "\x00")
             held.append(k)
     s = PROTECT.sub(hold, s)
     for a, b in SYN:
-        s = s.replace(a, b)
+        s = re.sub(r"\b%s(?=\W|$)" % re.escape(a.strip()), b.strip(), s)
     parts = [p.strip() for p in re.split(r"(?<=[.;])\s+", s) if p.strip()]
     s = "Heads-up: " + " ".join(reversed(parts))
-    return re.sub("\x00(\\d+)\x00", lambda m: held[int(m.group(1))], s)
+    return re.sub("\x00([\ue000-\uf8ff])\x00", lambda m: held[ord(m.group(1)) - 0xE000], s)
 
 
 @variant("alt_messages", "every human-readable message (diagnostics, envelopes, protocol errors) reworded; "
