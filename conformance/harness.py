@@ -8,6 +8,8 @@ protocol; it knows nothing about any implementation.
 from __future__ import annotations
 
 import base64
+import re
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -120,3 +122,88 @@ def diagnostics_at(result: dict[str, Any], path: list[Any]) -> list[dict[str, An
 
 def errors(result: dict[str, Any]) -> list[dict[str, Any]]:
     return [d for d in result["diagnostics"] if d["severity"] == "error"]
+
+
+# -- spec-level checks -------------------------------------------------------------------
+# A failing case must tell an implementer what the spec wants, what they sent and why;
+# a bare `assert x == y` prints Python internals. These helpers raise AssertionError with
+# the difference first (the report keeps the first ~200 characters of a failure).
+
+class SpecMismatch(AssertionError):
+    """A check of the suite failed: ``why`` names the requirement, then expected vs got."""
+
+
+def expect(actual: Any, expected: Any, why: str) -> None:
+    """``actual == expected`` or a failure that reads like the spec: the requirement and
+    rule first (``why``), then what was expected and what the implementation answered."""
+    if actual != expected:
+        raise SpecMismatch(f"{why}\n  expected: {_short(expected)}\n  got:      "
+                           f"{_short(actual)}")
+
+
+def expect_true(condition: bool, why: str, got: Any = None) -> None:
+    """A yes/no rule of the spec; ``got`` is what the implementation answered."""
+    if not condition:
+        raise SpecMismatch(why if got is None else f"{why}\n  got: {_short(got)}")
+
+
+def expect_keys(result: dict[str, Any], expected: dict[str, Any], why: str) -> None:
+    """The keys of ``expected`` carry these values; other keys MAY be present (envelopes
+    and result objects may carry more keys, SPEC section 2)."""
+    expect_true(isinstance(result, dict), f"{why}: not an object", result)
+    got = {k: result.get(k, "<missing>") for k in expected}
+    expect(got, expected, why)
+
+
+def _short(value: Any, limit: int = 600) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+
+
+def without_descriptions(schema: Any) -> Any:
+    """A JSON Schema with its human-readable wording removed: the structure (types,
+    required, bounds, additionalProperties) is behaviour; `description` texts are the
+    reference's wording (feature group `reference-text`)."""
+    if isinstance(schema, dict):
+        out = {k: without_descriptions(v) for k, v in schema.items() if k != "description"}
+        props = schema.get("properties")
+        if isinstance(props, dict):  # a property named "description" stays
+            out["properties"] = {k: without_descriptions(v) for k, v in props.items()}
+        return out
+    if isinstance(schema, list):
+        return [without_descriptions(v) for v in schema]
+    return schema
+
+
+def _find_name(text: str, name: str, start: int) -> int:
+    match = re.compile(r"(?<![\w.-])" + re.escape(name) + r"(?![\w-])").search(text, start)
+    return match.start() if match else -1
+
+
+def expect_catalog(section: str | None, items: Sequence[Sequence[str]], why: str,
+                   absent: Iterable[str] = ()) -> None:
+    """A catalog section lists exactly these items, in this order: each item is
+    ``(name, field, ...)``; the name appears as a word, in order, and every field of an
+    item (description, location, note) appears between its name and the next item's.
+    Names in ``absent`` (not granted) appear nowhere. The heading, the instruction
+    sentences and the layout of a line are the implementation's own (the reference's
+    bytes are checked only under `reference-text`)."""
+    if section is None:
+        raise SpecMismatch(f"{why}: the prompt has no such catalog section")
+    starts: list[int] = []
+    position = 0
+    for item in items:
+        at = _find_name(section, item[0], position)
+        expect_true(at >= 0, f"{why}: item {item[0]!r} missing, or not after "
+                    f"{[i[0] for i in items][:len(starts)]}", section)
+        starts.append(at)
+        position = at + len(item[0])
+    for k, item in enumerate(items):
+        end = starts[k + 1] if k + 1 < len(starts) else len(section)
+        segment = section[starts[k]:end]
+        for field in item[1:]:
+            expect_true(field in segment, f"{why}: item {item[0]!r} lacks "
+                        f"{_short(field, 60)} (between its name and the next item)", segment)
+    for name in absent:
+        expect_true(_find_name(section, name, 0) < 0,
+                    f"{why}: {name!r} is not granted but appears in the section", section)

@@ -177,6 +177,12 @@ def impl(driver: Driver) -> Iterator[Harness]:
         yield harness
 
 
+class RequiredFeatureMissing(AssertionError):
+    """A case of a group named by ``--require-features`` that `hello` does not declare:
+    reported **failed** (the implementation does not do what the run requires), not
+    errored (nothing went wrong with the harness)."""
+
+
 @pytest.fixture(autouse=True)
 def _feature_gate(request: pytest.FixtureRequest, driver: Driver) -> None:
     """Cases of a feature group the implementation does not declare in `hello` are
@@ -188,8 +194,9 @@ def _feature_gate(request: pytest.FixtureRequest, driver: Driver) -> None:
     required = {g.strip() for g in
                 request.config.getoption("require_features").split(",") if g.strip()}
     if set(missing) & required:
-        pytest.fail(f"feature group(s) {', '.join(sorted(set(missing) & required))} are "
-                    "required (--require-features) but not declared in `hello`")
+        raise RequiredFeatureMissing(
+            f"feature group(s) {', '.join(sorted(set(missing) & required))} are required "
+            "(--require-features) but not declared in `hello`")
     if missing:
         pytest.skip(f"{outcomes.NOT_IMPLEMENTED_PREFIX}feature group(s) {', '.join(missing)} "
                     "not declared by the implementation")
@@ -226,8 +233,13 @@ def pytest_runtest_makereport(
                     else outcomes.SKIPPED)
         reason = text
     elif report.failed:
-        category = outcomes.FAILED if report.when == "call" else outcomes.ERRORED
+        category = (outcomes.FAILED if report.when == "call" or (
+            excinfo is not None and isinstance(excinfo.value, RequiredFeatureMissing))
+            else outcomes.ERRORED)
         reason = str(excinfo.value)[:2000] if excinfo is not None else report.longreprtext[-2000:]
+        if (category == outcomes.FAILED and excinfo is not None
+                and type(excinfo.value) is AssertionError):
+            reason = _spec_context(item) + "\n" + reason
     elif report.when == "call":
         category = outcomes.PASSED
 
@@ -248,6 +260,14 @@ def pytest_runtest_makereport(
         run: RunReport = item.config.stash[_STASH_REPORT]
         run.record(CaseRecord(cid, item.nodeid, tuple(req_ids(item)), category,
                               reason.strip()), phase=report.when)
+
+
+def _spec_context(item: pytest.Item) -> str:
+    """A plain `assert` in a case says what it compared, not why: put the requirement IDs
+    and the bug the case is for (its docstring's first sentence) in front."""
+    doc = (getattr(item, "function", None).__doc__ or "") if hasattr(item, "function") else ""
+    first = " ".join(doc.strip().split(".")[0].split()) if doc else ""
+    return f"{', '.join(req_ids(item))}: {first}".rstrip(": ")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

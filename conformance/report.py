@@ -26,10 +26,18 @@ class CaseRecord:
     outcome: str
     reason: str
 
+    @property
+    def level(self) -> str:
+        """`REFERENCE` when the case checks a choice of the reference (it cites a
+        requirement of the opt-in `reference-text` group), else `MUST` (behaviour)."""
+        table = requirements()
+        return ("REFERENCE" if any(table[r].level == "REFERENCE" for r in self.requirements
+                                   if r in table) else "MUST")
+
     def to_json(self) -> dict[str, Any]:
         return {"case": self.case, "nodeid": self.nodeid,
-                "requirements": list(self.requirements), "outcome": self.outcome,
-                "reason": self.reason}
+                "requirements": list(self.requirements), "level": self.level,
+                "outcome": self.outcome, "reason": self.reason}
 
 
 @dataclass
@@ -104,10 +112,13 @@ class RunReport:
             lines.append("warning: every case was 'not implemented'; nothing was checked")
         bad = [r for r in rows if r[3] in ("non-compliant",)]
         lines += [f"  {rid} ({level}): {status}" for rid, level, _, status in bad]
+        levels = Counter(c.level for c in self.cases.values() if c.outcome == outcomes.PASSED)
+        lines.append(f"passed by level: {levels['MUST']} behaviour (MUST), "
+                     f"{levels['REFERENCE']} reference-text")
         for rec in sorted(self.cases.values(), key=lambda c: c.case):
             if rec.outcome in outcomes.FAILING:
-                first = rec.reason.splitlines()[0][:160] if rec.reason else ""
-                lines.append(f"  [{rec.outcome}] {rec.case}: {first}")
+                tag = "" if rec.level == "MUST" else " (reference-text)"
+                lines.append(f"  [{rec.outcome}] {rec.case}{tag}: {headline(rec.reason)}")
         return lines
 
     def to_markdown(self) -> str:
@@ -122,6 +133,10 @@ class RunReport:
         out += ["| outcome | cases |", "|---|---|"]
         out += [f"| {o} | {counts[o]} |" for o in outcomes.ALL if counts[o]]
         titles = {rid: req.title for rid, req in requirements().items()}
+        levels = Counter(c.level for c in self.cases.values() if c.outcome == outcomes.PASSED)
+        out += ["", f"Passed by level: {levels['MUST']} behaviour (MUST), "
+                f"{levels['REFERENCE']} reference-text (REFERENCE: the reference's own wording "
+                "and layouts, opt-in).", ""]
         out += ["", "## Requirements", "", "| requirement | title | level | cases | status |",
                 "|---|---|---|---|---|"]
         out += [f"| {rid} | {titles[rid]} | {level} | {n} | {status} |"
@@ -131,6 +146,34 @@ class RunReport:
         if failing:
             out += ["", "## Failing cases", ""]
             for c in failing:
-                first = c.reason.splitlines()[0][:300] if c.reason else ""
-                out.append(f"- `{c.case}` ({', '.join(c.requirements)}): **{c.outcome}** {first}")
+                first = headline(c.reason, 400)
+                out.append(f"- `{c.case}` ({', '.join(c.requirements)}; {c.level}): "
+                           f"**{c.outcome}** {first}")
         return "\n".join(out) + "\n"
+
+
+_DIFF_MARKERS = ("\n  expected:", "\n  got:", "AssertionError: assert ", "\nassert ")
+
+
+def headline(reason: str, limit: int = 200) -> str:
+    """One line that tells the fix: the failure's first line and, when the failure shows
+    an expected/got pair or a pytest assertion diff, that part first-class, so a cut at
+    ``limit`` characters never drops the difference. Long values are cut in the middle
+    of the value, not before it."""
+    if not reason:
+        return ""
+    lines = [ln.strip() for ln in reason.splitlines() if ln.strip()]
+    first = lines[0]
+    rest = [ln for ln in lines[1:] if ln.startswith(("expected:", "got:"))]
+    if not rest:  # pytest's own rewriting: keep the differing line it names
+        rest = [ln for ln in lines[1:] if ln.startswith(("assert ", "At index", "Differing",
+                                                         "Left ", "Right ", "+", "-"))][:2]
+    if not rest:
+        return first[:limit]
+    budget = max(40, (limit - 3 * len(rest)) // (len(rest) + 1))
+    parts = [_cut(first, budget)] + [_cut(" ".join(ln.split()), budget) for ln in rest]
+    return " | ".join(parts)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "\u2026"

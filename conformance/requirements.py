@@ -13,7 +13,7 @@ from capconf.conformance.locations import package_file
 @dataclass(frozen=True)
 class Requirement:
     id: str
-    level: str  # MUST | SHOULD
+    level: str  # MUST | SHOULD | REFERENCE (the reference's own choice)
     group: str  # the feature group an implementation declares in `hello`
     status: str  # active | planned
     title: str

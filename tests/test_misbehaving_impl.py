@@ -78,9 +78,10 @@ def test_declared_feature_with_a_missing_op_is_errored_not_skipped(tmp_path: Pat
 
 
 def test_required_features_turn_not_implemented_into_failures(tmp_path: Path) -> None:
+    """README: cases of a group named by --require-features but undeclared *fail*."""
     run = run_suite(tmp_path, fake("no-features"), "--req", "TOOL-02",
                     "--require-features", "tool,def")
-    assert set(run.outcomes().values()) == {"errored"} and run.returncode == 1
+    assert set(run.outcomes().values()) == {"failed"} and run.returncode == 1
     assert "warning: every case" not in run.output
     (tmp_path / "lazy").mkdir()
     lazy = run_suite(tmp_path / "lazy", fake("no-features"), "--req", "TOOL-02")

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from capconf.conformance.harness import Harness
+from capconf.conformance.harness import Harness, expect, expect_true
 from capconf.conformance.suite.mcp_world import (
     agent_def,
     call,
@@ -25,6 +25,7 @@ from capconf.conformance.suite.mcp_world import (
     spawn,
     standard_world,
     status,
+    tool_calls,
 )
 
 # -- APPR-01 one decision ------------------------------------------------------------
@@ -326,11 +327,16 @@ def test_card_without_live_request_appears_at_the_next_pull_once(impl: Harness) 
     agent = spawn(impl, agent_def(), background=True)
     impl.driver.request("parent.request.end")
     card = call(impl, agent, "write", path="n", content="1")["error_detail"]["card"]
-    assert card["delivered"] is None
+    expect_true(card["delivered"] != "pushed", "APPR-05: with no live parent request the "
+                "card is not reported as pushed", card)
+    early = card["delivered"] is not None  # delivered before the pull: fixes the residual
     first = impl.driver.request("snapshot.pull")["delivered"]
-    assert [c["id"] for c in first] == [card["id"]] and first[0]["delivered"] == "pulled"
-    assert impl.driver.request("snapshot.pull")["delivered"] == []
-    assert impl.driver.request("parent.request.start")["delivered"] == []
+    expect([c["id"] for c in first], [] if early else [card["id"]],
+           "APPR-05: the card is delivered at the latest by the next pull, exactly once")
+    expect(impl.driver.request("snapshot.pull")["delivered"], [],
+           "APPR-05: a second pull hands out nothing again")
+    expect(impl.driver.request("parent.request.start")["delivered"], [],
+           "APPR-05: the mount pull hands out nothing again")
 
 
 @pytest.mark.case("appr.residual.mount-pull")
@@ -425,3 +431,69 @@ def test_a_fifo_where_a_file_was_gets_an_answer(impl: Harness, tool: str) -> Non
     result = call(impl, agent, tool, **args)
     assert result["ok"] is False and isinstance(result["error_code"], str), result
     assert stat.S_ISFIFO(os.lstat(impl.workspace / "pipe.txt").st_mode)
+    waiting = [c["id"] for c in (c1, c2) if c["delivered"] is None]
+    expect([c["id"] for c in started], waiting, "APPR-05: the mount pull delivers every "
+           "card not yet delivered, in raise order")
+    expect(impl.driver.request("snapshot.pull")["delivered"], [],
+           "APPR-05: nothing is delivered twice")
+
+
+# -- issue 10: classes of slip-throughs, through real calls ---------------------------
+
+@pytest.mark.case("appr.read.decision-before-existence")
+@pytest.mark.req("APPR-01")
+def test_read_outside_asks_before_saying_whether_the_file_exists(
+        impl: Harness, tmp_path: Path) -> None:
+    """Bug: `read` checks that an outside file exists before the approval decision, so a
+    missing file answers not-found at once (no card) and leaks what exists outside."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "present.txt").write_text("x\n", encoding="utf-8")
+    setup(impl, tier="confirm-before-change")
+    agent = spawn(impl, agent_def(name="reader"))
+    answers = []
+    for name in ("present.txt", "missing.txt"):
+        result = call(impl, agent, "read", path=str(outside / name))
+        answers.append((result.get("ok"), result.get("error_code")))
+    expect(answers, [(False, "APPROVAL-PENDING")] * 2,
+           "APPR-01: reading outside the workspace is decided first; an existing and a "
+           "missing file get the same answer (a card) before anything is looked up")
+
+
+@pytest.mark.case("appr.residual.settled-never-pulled")
+@pytest.mark.req("APPR-05", "APPR-04")
+def test_a_card_settled_by_task_stop_is_never_handed_out(impl: Harness) -> None:
+    """Bug: cards settled (by TaskStop) before any pull are still delivered by the next
+    pull; a pull must hand out pending cards only, each once."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(name="bg"), background=True)
+    impl.driver.request("parent.request.end")
+    card = call(impl, agent, "write", path="n", content="1")["error_detail"]["card"]
+    was_delivered = card["delivered"] is not None
+    impl.driver.request("task.stop", {"agent": agent})
+    pulled = [c["id"] for op in ("snapshot.pull", "parent.request.start", "snapshot.pull")
+              for c in impl.driver.request(op)["delivered"]]
+    expect(pulled, [], "APPR-05: a card settled before it was pulled is never handed out "
+           f"(delivered at raise: {was_delivered})")
+
+
+@pytest.mark.case("appr.mcp.every-tier-and-attendance")
+@pytest.mark.req("APPR-01", "MCP-03")
+def test_mcp_call_follows_the_tier_and_attendance(impl: Harness) -> None:
+    """Bug: the MCP call path ignores the approval tier (full-access still asks, or an
+    unattended session raises a card instead of denying)."""
+    wrong = []
+    for tier, attendance in itertools.product(TIERS, ["attended", "unattended"]):
+        standard_world(impl, tier=tier, attendance=attendance)
+        agent = spawn(impl, agent_def(servers=["notion"]))
+        before = len(tool_calls(impl, "notion"))
+        result = mcp_call(impl, agent, "notion__create_page", title="T")
+        got = ("allow" if result.get("ok") else
+               {"APPROVAL-PENDING": "ask", "APPROVAL-DENIED": "deny"}.get(
+                   str(result.get("error_code")), str(result.get("error_code"))))
+        ran = len(tool_calls(impl, "notion")) > before
+        want = expected_verdict(tier, "mcp", "outside", attendance)
+        if got != want or ran != (want == "allow"):
+            wrong.append((tier, attendance, f"got={got}", f"want={want}", f"ran={ran}"))
+    expect(wrong, [], "APPR-01/MCP-03: an off-list MCP tool is decided by the one table "
+           "(full-access runs it, unattended denies, otherwise a card)")

@@ -17,7 +17,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from capconf.conformance.cases import default_world
-from capconf.conformance.harness import Harness, codes
+from capconf.conformance.harness import (
+    Harness,
+    codes,
+    expect_catalog,
+    expect_true,
+    without_descriptions,
+)
 
 WORLD = default_world()
 BUDGET = 8_388_608
@@ -93,7 +99,12 @@ def test_catalog_is_one_line_per_source_and_never_content(kb: Harness) -> None:
     parts = kb.prompt(definition([("handbook", "./docs/**/*.md"),
                                   ("policy", "policy/*.txt")]))["parts"]
     [section] = [p["text"] for p in parts if p["kind"] == "catalog.knowledge"]
-    assert section == HEAD + "\n- handbook: ./docs/**/*.md\n- policy: policy/*.txt"
+    expect_catalog(section, [("handbook", "./docs/**/*.md"), ("policy", "policy/*.txt")],
+                   "KB-02: one entry per source, name and glob, in declaration order")
+    expect_true("SECRET-CONTENT" not in section and "a.md" not in section,
+                "KB-01/KB-02: the catalog never holds file contents or file lists", section)
+    expect_true("kb_search" in section, "KB-02: the section says retrieval is kb_search",
+                section)
 
 
 @pytest.mark.parametrize("sources", case("kb.undeclared", [
@@ -112,14 +123,16 @@ def test_kb_search_is_mounted_and_says_a_hit_is_a_line(kb: Harness) -> None:
     """Catches a description that invites the model to treat hits as answers."""
     tools = {t["name"]: t for t in kb.mounted(definition([("kb", "docs/*.md")]))["tools"]}
     tool = tools["kb_search"]
-    assert tool["input_schema"] == KB_SCHEMA
-    assert "A hit is a line, not an answer" in tool["description"]
+    assert without_descriptions(tool["input_schema"]) == without_descriptions(KB_SCHEMA)
+    expect_true("line" in tool["description"].lower(), "KB-02/KB-03: the kb_search "
+                "description says a hit is a line (the exact sentence is reference-text)",
+                tool["description"])
     out = search(kb, "docs/*.md", "x", scope="global")
     assert (out["ok"], out["error_code"]) == (False, "KB-BAD-ARGUMENTS")
 
 
 @pytest.mark.case("kb.glob.globstar-and-hidden")
-@pytest.mark.req("KB-01")
+@pytest.mark.req("KB-01", "TEXT-02")  # hidden files: the reference's glob rule
 def test_globstar_matches_any_depth_but_not_hidden_files(kb: Harness) -> None:
     """Catches `**` that needs at least one directory, or wildcards matching dotfiles."""
     for rel in ("docs/a.md", "docs/x/y/b.md", "docs/c.txt", "docs/.hidden.md",
@@ -185,7 +198,8 @@ def test_duplicate_source_names_keep_the_first_and_warn(kb: Harness, mode: str) 
     assert [(d["severity"], d["path"]) for d in dups] == [("warning", ["knowledge", 1])]
     [section] = [p["text"] for p in kb.prompt(source)["parts"]
                  if p["kind"] == "catalog.knowledge"]
-    assert section == HEAD + "\n- docs: docs/*.md"
+    expect_catalog(section, [("docs", "docs/*.md")], "KB-01: a duplicate source name "
+                   "(up to ASCII case) keeps the first", absent=["DOCS", "notes/*.md"])
     agent = str(kb.driver.request("agent.spawn", {"source": source})["agent"])
     out = kb.driver.request("tool.call", {"agent": agent, "tool": "kb_search",
                                           "args": {"query": "needle"}})
@@ -209,7 +223,10 @@ def test_invalid_source_names_are_dropped(kb: Harness, name: str) -> None:
             if d["code"] == "KB-SOURCE-NAME-INVALID"] == ["error"]
     [section] = [p["text"] for p in kb.prompt(source)["parts"]
                  if p["kind"] == "catalog.knowledge"]
-    assert section == HEAD + "\n- ok.v2: docs/*.md"
+    expect_catalog(section, [("ok.v2", "docs/*.md")], "KB-01: an invalid source name is "
+                   "dropped from the catalog")
+    expect_true(section.count("docs/*.md") == 1, "KB-01: only the valid source is listed",
+                section)
 
 
 @pytest.mark.parametrize("mode,severity", case("kb.source.matches-nothing", [
@@ -228,7 +245,8 @@ def test_a_glob_matching_nothing_is_reported_and_kept(kb: Harness, mode: str,
     assert not [d for d in result["diagnostics"] if d["severity"] == "error"]
     [section] = [p["text"] for p in kb.prompt(source)["parts"]
                  if p["kind"] == "catalog.knowledge"]
-    assert section == HEAD + "\n- kb: docs/*.md"
+    expect_catalog(section, [("kb", "docs/*.md")], "KB-01: a source matching nothing is "
+                   "still listed")
 
 
 # --------------------------------------------------------------------------- KB-03
@@ -322,7 +340,7 @@ GLOB_FILES = ("a.md", ".a.md", "B.md", "docs/x.md", "docs/.git/y.md", "docs/sub/
     ("globstar-in-segment-is-star", ("do**/*.md", ["docs/x.md"])),
     ("star-not-slash", ("docs/*", ["docs/x.md"])),
     ("dot-slash-prefix", ("./docs/*.md", ["docs/x.md"]))]))
-@pytest.mark.req("KB-01")
+@pytest.mark.req("KB-01", "TEXT-02")  # the grammar beyond escape semantics is the reference's
 def test_glob_grammar(kb: Harness, glob: str, expected: list[str]) -> None:
     """Catches a pattern language that is not KB-01's: wildcards or classes matching a
     leading dot, `**` descending hidden folders, case-insensitive matching, `*` crossing
@@ -675,3 +693,17 @@ def test_a_fifo_matched_by_the_glob_is_skipped_without_blocking(kb: Harness) -> 
     got = hits(kb, "docs/*.md", "needle")
     assert [h[0] for h in pairs(got)] == ["docs/a.md"]
     assert "docs/pipe.md" in [s["path"] for s in got.get("skipped", [])]
+# -- TEXT-01: the reference's wording (opt-in group `reference-text`) ----------------
+
+@pytest.mark.case("kb.reference-text.catalog-and-description")
+@pytest.mark.req("TEXT-01", "KB-02")
+def test_reference_text_knowledge_section_and_tool(kb: Harness) -> None:
+    """The reference's bytes of the knowledge section and the kb_search description and
+    schema wording."""
+    source = definition([("handbook", "./docs/**/*.md"), ("policy", "policy/*.txt")])
+    [section] = [p["text"] for p in kb.prompt(source)["parts"]
+                 if p["kind"] == "catalog.knowledge"]
+    assert section == HEAD + "\n- handbook: ./docs/**/*.md\n- policy: policy/*.txt"
+    tool = {t["name"]: t for t in kb.mounted(source)["tools"]}["kb_search"]
+    assert tool["input_schema"] == KB_SCHEMA
+    assert "A hit is a line, not an answer" in tool["description"]

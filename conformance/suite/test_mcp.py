@@ -12,7 +12,16 @@ from typing import Any
 
 import pytest
 
-from capconf.conformance.harness import Harness, codes, diagnostics_at
+from capconf.conformance.harness import (
+    Harness,
+    codes,
+    diagnostics_at,
+    expect,
+    expect_catalog,
+    expect_keys,
+    expect_true,
+    without_descriptions,
+)
 from capconf.conformance.suite.mcp_world import (
     CATALOG_INTRO,
     GATEWAY_TOOLS,
@@ -55,9 +64,15 @@ def test_declared_servers_mount_the_gateway_tools_and_section(impl: Harness) -> 
     standard_world(impl)
     source = agent_def(servers=["notion"], tools="[read]")
     mounted = impl.mounted(source)
-    assert [t for t in mounted["tools"] if t["name"].startswith("mcp_")] == GATEWAY_TOOLS
+    gateway = [t for t in mounted["tools"] if t["name"].startswith("mcp_")]
+    expect([t["name"] for t in gateway], ["mcp_search", "mcp_describe", "mcp_call"],
+           "MCP-01: a declared `mcp` mounts exactly the three gateway tools")
+    expect([without_descriptions(t["input_schema"]) for t in gateway],
+           [without_descriptions(t["input_schema"]) for t in GATEWAY_TOOLS],
+           "MCP-01: gateway input schemas (structure; wording is reference-text)")
     parts = {p["kind"]: p["text"] for p in impl.prompt(source)["parts"]}
-    assert parts["catalog.mcp"] == "## MCP servers\n" + CATALOG_INTRO + "\n- notion"
+    expect_catalog(parts["catalog.mcp"], [("notion",)], "MCP-01: the MCP section lists "
+                   "exactly the granted servers", absent=["github"])
     assert journal(impl, "notion") == []  # mounting contacts nobody
 
 
@@ -91,9 +106,8 @@ def test_declared_but_all_unknown_mounts_the_tools_without_a_section(impl: Harne
     for tool in ("mcp_call", "mcp_describe"):
         refused = call(impl, agent, tool, name="notion__search_pages")
         assert refused["error_code"] == "MCP-SERVER-NOT-GRANTED", refused
-        assert refused["error_message"] == (
-            "MCP server 'notion' is not granted to this agent; it was not contacted. "
-            "This agent is granted no MCP servers.")
+        expect_true("notion" in refused["error_message"], "MCP-02: the refusal names "
+                    "the refused server", refused["error_message"])
         assert refused["error_detail"]["granted_servers"] == []
     assert journal(impl, "notion") == [] and journal(impl, "github") == []
 
@@ -144,7 +158,10 @@ def test_a_server_declared_twice_is_granted_once(impl: Harness) -> None:
         "MCP-SERVER-DUPLICATE"]
     assert diagnostics_at(parsed, ["mcp", "servers", 0]) == []
     parts = {p["kind"]: p["text"] for p in impl.prompt(source)["parts"]}
-    assert parts["catalog.mcp"] == "## MCP servers\n" + CATALOG_INTRO + "\n- github\n- notion"
+    expect_catalog(parts["catalog.mcp"], [("github",), ("notion",)], "MCP-01: a server "
+                   "declared twice is listed once, in code-point order", absent=["NOTION"])
+    expect(len(parts["catalog.mcp"].split("notion")), 2,
+           "MCP-01: `notion` (declared twice) appears once in the section")
     agent = spawn(impl, source)
     refused = mcp_call(impl, agent, "jira__x")
     assert refused["error_detail"]["granted_servers"] == [
@@ -163,12 +180,11 @@ def test_catalog_lists_servers_in_code_point_order_with_their_notes(impl: Harnes
           Zeta=server(impl, "Zeta", GITHUB_TOOLS))
     source = agent_def(servers=["sheets", "zeta", "notion", "crm"], tools="[read]")
     parts = {p["kind"]: p["text"] for p in impl.prompt(source)["parts"]}
-    assert parts["catalog.mcp"] == "\n".join([
-        "## MCP servers", CATALOG_INTRO,
-        "- Zeta",
-        "- crm (disabled: the user can enable it in settings)",
-        "- notion: Notion workspace pages",
-        "- sheets (not configured: the user can configure it in settings): Spreadsheets"])
+    expect_catalog(parts["catalog.mcp"], [
+        ("Zeta",), ("crm", "settings"), ("notion", "Notion workspace pages"),
+        ("sheets", "settings", "Spreadsheets")],
+        "MCP-01/MCP-04: servers in code-point order, each with its description; a "
+        "disabled or unconfigured one says the user can fix it in settings")
     agent = spawn(impl, source)
     found = call(impl, agent, "mcp_search", query="")["content"]
     assert [t["name"] for t in found["tools"]] == [
@@ -180,11 +196,12 @@ def test_catalog_lists_servers_in_code_point_order_with_their_notes(impl: Harnes
 
 def assert_github_refused_uncontacted(impl: Harness, refused: dict[str, Any]) -> None:
     """The MCP-02 refusal of `github` for an agent granted only `notion`: at once, with
-    the granted list (exact message), terminal, and the server never contacted."""
+    the granted list (the message names the refused server and the granted ones; its
+    wording is reference-text), terminal, and the server never contacted."""
     assert refused["ok"] is False and refused["error_code"] == "MCP-SERVER-NOT-GRANTED"
-    assert refused["error_message"] == (
-        "MCP server 'github' is not granted to this agent; it was not contacted. "
-        "Granted MCP servers: notion.")
+    message = refused["error_message"]
+    expect_true("github" in message and "notion" in message, "MCP-02: the refusal message "
+                "names the refused server (github) and the granted ones (notion)", message)
     assert refused["error_detail"]["granted_servers"] == [{"name": "notion", "status": "ready"}]
     assert refused["terminal_for_attempt"] is True
     assert journal(impl, "github") == []
@@ -245,9 +262,11 @@ def test_describe_gives_the_schema_and_whether_the_tool_runs_directly(impl: Harn
     standard_world(impl)
     agent = spawn(impl, agent_def(servers=["notion"]))
     listed = call(impl, agent, "mcp_describe", name="notion__search_pages")
-    assert listed == {"ok": True, "content": {
+    expect(listed["ok"], True, "MCP-01: describing a granted tool succeeds")
+    expect_keys(listed["content"], {
         "name": "notion__search_pages", "description": "Search Notion pages",
-        "input_schema": NOTION_TOOLS[0]["inputSchema"], "runs_directly": True}}, listed
+        "input_schema": NOTION_TOOLS[0]["inputSchema"], "runs_directly": True},
+        "MCP-01/MCP-03: mcp_describe answers the tool's own schema and runs_directly")
     created = call(impl, agent, "mcp_describe", name="notion__create_page")["content"]
     assert created["input_schema"] == NOTION_TOOLS[1]["inputSchema"]
     assert created["runs_directly"] is False
@@ -406,8 +425,9 @@ def test_offlist_tool_reaches_the_server_only_after_approval(impl: Harness) -> N
     assert tool_calls(impl, "notion") == []
     decided = decide(impl, card["id"], "approve")
     assert decided["card"]["state"] == "approved"
-    assert decided["result"] == {"ok": True, "content": {"content": [
-        {"type": "text", "text": "created"}]}}
+    expect_keys(decided["result"], {"ok": True, "content": {"content": [
+        {"type": "text", "text": "created"}]}},
+        "MCP-03: after approval the call reaches the server and returns its result")
     assert tool_calls(impl, "notion") == [{"name": "create_page", "arguments": {"title": "Q3"}}]
 
 
@@ -489,3 +509,66 @@ def test_a_misbehaving_server_is_a_structured_error_and_widens_nothing(
     assert result["error_code"] == "MCP-SERVER-UNAVAILABLE", result
     assert mcp_call(impl, agent, "github__delete_repo")["error_code"] == "MCP-SERVER-NOT-GRANTED"
     assert journal(impl, "github") == []
+
+
+# -- TEXT-01: the reference's wording (opt-in group `reference-text`) ----------------
+
+@pytest.mark.case("mcp.reference-text.catalog-section")
+@pytest.mark.req("TEXT-01", "MCP-01", "MCP-04")
+def test_reference_text_mcp_catalog_section(impl: Harness) -> None:
+    """The reference's bytes of the MCP section: heading, instruction sentence, one
+    `- name` line per server with its note and description."""
+    setup(impl,
+          notion=server(impl, "notion", NOTION_TOOLS, description="Notion workspace pages"),
+          crm=server(impl, "crm", GITHUB_TOOLS, enabled=False),
+          sheets={"configured": False, "description": "Spreadsheets"},
+          Zeta=server(impl, "Zeta", GITHUB_TOOLS))
+    source = agent_def(servers=["sheets", "zeta", "notion", "crm"], tools="[read]")
+    parts = {p["kind"]: p["text"] for p in impl.prompt(source)["parts"]}
+    expect(parts["catalog.mcp"], "\n".join([
+        "## MCP servers", CATALOG_INTRO,
+        "- Zeta",
+        "- crm (disabled: the user can enable it in settings)",
+        "- notion: Notion workspace pages",
+        "- sheets (not configured: the user can configure it in settings): Spreadsheets"]),
+        "TEXT-01: the MCP catalog section, byte for byte")
+
+
+@pytest.mark.case("mcp.reference-text.gateway-tools")
+@pytest.mark.req("TEXT-01", "MCP-01")
+def test_reference_text_gateway_tool_descriptions(impl: Harness) -> None:
+    """The reference's descriptions and schema wording of the three gateway tools."""
+    standard_world(impl)
+    mounted = impl.mounted(agent_def(servers=["notion"], tools="[read]"))
+    expect([t for t in mounted["tools"] if t["name"].startswith("mcp_")], GATEWAY_TOOLS,
+           "TEXT-01: gateway tool descriptions and schemas, exactly")
+
+
+@pytest.mark.case("mcp.reference-text.refusal-message")
+@pytest.mark.req("TEXT-01", "MCP-02")
+def test_reference_text_refusal_messages(impl: Harness) -> None:
+    """The reference's MCP-02 refusal sentences, with and without granted servers."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    expect(mcp_call(impl, agent, "github__delete_repo")["error_message"],
+           "MCP server 'github' is not granted to this agent; it was not contacted. "
+           "Granted MCP servers: notion.", "TEXT-01: the MCP-02 refusal message")
+    none = spawn(impl, agent_def(servers=["jira"], tools="[read]"))
+    expect(mcp_call(impl, none, "notion__search_pages")["error_message"],
+           "MCP server 'notion' is not granted to this agent; it was not contacted. "
+           "This agent is granted no MCP servers.", "TEXT-01: the refusal with no grants")
+
+
+@pytest.mark.case("mcp.allowlist.exact-case")
+@pytest.mark.req("MCP-03")
+def test_the_allow_list_is_matched_exactly(impl: Harness) -> None:
+    """Bug: the approval allow-list is matched case-insensitively, so `search_pages` on
+    the list pre-approves a different tool `Search_Pages`."""
+    tools = [*NOTION_TOOLS, {"name": "Search_Pages", "description": "Another tool",
+                             "inputSchema": OBJ}]
+    setup(impl, notion=server(impl, "notion", tools, allow=["search_pages"]))
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    result = mcp_call(impl, agent, "notion__Search_Pages")
+    expect(result.get("error_code"), "APPROVAL-PENDING", "MCP-03: only the exact names on "
+           "the allow-list run directly; `Search_Pages` is not `search_pages`")
+    expect(tool_calls(impl, "notion"), [], "MCP-03: the off-list tool did not run")

@@ -19,7 +19,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from capconf.conformance.cases import default_world
-from capconf.conformance.harness import Harness, codes
+from capconf.conformance.harness import (
+    Harness,
+    codes,
+    expect,
+    expect_catalog,
+    expect_keys,
+    expect_true,
+    without_descriptions,
+)
 
 WORLD = default_world()
 ROOT, MAIN = "mem/agents", "mem/main"
@@ -151,8 +159,11 @@ def test_private_and_shared_mount_the_three_tools_as_specified(impl: Harness,
     tools = [t for t in impl.mounted(definition(mode))["tools"] if t["name"] in TOOLS]
     assert [t["name"] for t in tools] == TOOLS
     for tool in tools:
-        assert tool["input_schema"] == SCHEMAS[tool["name"]]
-        assert tool["description"] == DESCRIPTIONS[tool["name"]]
+        expect(without_descriptions(tool["input_schema"]),
+               without_descriptions(SCHEMAS[tool["name"]]),
+               f"MEM-03: {tool['name']} input schema (structure; wording is reference-text)")
+        expect_true(bool(tool["description"].strip()), "MEM-03: a memory tool has a "
+                    "description", tool)
 
 
 @pytest.mark.case("memory.shared.consent-notice")
@@ -348,14 +359,20 @@ def test_resident_section_exact_text_and_last_in_catalog(impl: Harness) -> None:
     impl.write(f"{ROOT}/reviewer/MEMORY.md", "# Facts\nuv")
     prompt = impl.prompt(definition())
     assert [p["kind"] for p in prompt["parts"]][-2:] == ["catalog.memory", "body"]
-    assert section(impl) == f"{HEAD_PRIVATE}\n\n### MEMORY.md\n# Facts\nuv\n\n### notes.md\n- tabs"
+    text = section(impl)
+    expect_catalog(text, [("MEMORY.md", "# Facts\nuv"), ("notes.md", "- tabs")],
+                   "MEM-05: root files resident in code-point order, contents verbatim")
+    expect_true(not text.endswith("\n"), "PROMPT-01: no trailing blank lines", text[-40:])
+    expect_true("private" in text, "MEM-05: the section states the mode", text)
 
 
 @pytest.mark.case("memory.resident.empty")
 @pytest.mark.req("MEM-05", "MEM-02")
 def test_declared_memory_with_no_files_renders_the_mode(impl: Harness) -> None:
     setup(impl)
-    assert section(impl) == f"{HEAD_PRIVATE}\n\n(no resident memory files)"
+    text = section(impl)
+    expect_true("private" in text and "memory_write" in text, "MEM-05: with no files the "
+                "section still states the mode and the memory tools", text)
 
 
 @pytest.mark.case("memory.resident.per-file-budget")
@@ -365,9 +382,12 @@ def test_per_file_budget_at_4096_and_one_over(impl: Harness) -> None:
     setup(impl)
     impl.write(f"{ROOT}/reviewer/a.md", "a" * 4096)
     impl.write(f"{ROOT}/reviewer/b.md", "b" * 4097)
-    assert _blocks(section(impl)) == [
-        "### a.md\n" + "a" * 4096,
-        "- `b.md` omitted: 4097 bytes is over the 4096-byte per-file budget; use memory_read."]
+    text = section(impl)
+    expect_catalog(text, [("a.md", "a" * 4096), ("b.md", "memory_read")], "MEM-05: a file "
+                   "of 4096 bytes is resident; one of 4097 is named, left out whole, and the "
+                   "section points to memory_read")
+    expect_true("b" * 100 not in text, "MEM-05: an over-budget file is omitted, never "
+                "truncated", text[-300:])
 
 
 @pytest.mark.req("MEM-05")
@@ -377,11 +397,13 @@ def test_section_budget_at_12288_and_one_over(impl: Harness, last: int, fits: bo
     setup(impl)
     for name, size in (("a", 4096), ("b", 4096), ("c", 4095), ("d", last)):
         impl.write(f"{ROOT}/reviewer/{name}.md", name * size)
-    blocks = _blocks(section(impl))
-    assert len(blocks) == 4
-    assert blocks[3] == ("### d.md\nd" if fits else
-                         "- `d.md` omitted: 2 bytes would take the section over its 12288-byte "
-                         "budget; use memory_read.")
+    text = section(impl)
+    expect_catalog(text, [("a.md", "a" * 4096), ("b.md", "b" * 4096), ("c.md", "c" * 4095),
+                          ("d.md",)], "MEM-05: files in code-point order")
+    tail = text[text.rindex("d.md"):]
+    expect_true(("memory_read" not in tail) == fits, "MEM-05: the section holds at most "
+                f"12288 bytes of files; d.md ({last} bytes) must be "
+                + ("resident" if fits else "omitted with a pointer to memory_read"), tail)
 
 
 @pytest.mark.case("memory.resident.bytes-not-characters")
@@ -391,9 +413,10 @@ def test_budget_counts_utf8_bytes(impl: Harness) -> None:
     setup(impl)
     impl.write(f"{ROOT}/reviewer/a.md", "\u00e9" * 2048)
     impl.write(f"{ROOT}/reviewer/b.md", "\u00e9" * 2049)
-    blocks = _blocks(section(impl))
-    assert blocks[0] == "### a.md\n" + "\u00e9" * 2048
-    assert blocks[1].startswith("- `b.md` omitted: 4098 bytes is over")
+    text = section(impl)
+    expect_catalog(text, [("a.md", "\u00e9" * 2048), ("b.md", "memory_read")],
+                   "MEM-05: budgets count UTF-8 bytes (2049 x U+00E9 is 4098 bytes)")
+    expect_true("\u00e9" * 2049 not in text, "MEM-05: b.md is over budget", text[-200:])
 
 
 @pytest.mark.case("memory.resident.order-first-fit")
@@ -403,10 +426,12 @@ def test_code_point_order_and_first_fit(impl: Harness) -> None:
     setup(impl)
     for name, size in (("b", 4000), ("B", 4000), ("a", 4000), ("MEMORY", 500), ("c", 300)):
         impl.write(f"{ROOT}/reviewer/{name}.md", "x" * size)
-    heads = [b.split("\n")[0] for b in _blocks(section(impl))]
-    assert heads == ["### B.md", "### MEMORY.md", "### a.md",
-                     "- `b.md` omitted: 4000 bytes would take the section over its 12288-byte "
-                     "budget; use memory_read.", "### c.md"]
+    text = section(impl)
+    expect_catalog(text, [("B.md", "x" * 4000), ("MEMORY.md", "x" * 500),
+                          ("a.md", "x" * 4000), ("b.md", "memory_read"), ("c.md", "x" * 300)],
+                   "MEM-05: code-point order, first fit: b.md is left out, c.md still fits")
+    expect(text.count("x" * 4000), 2, "MEM-05: of the 4000-byte files exactly B.md and "
+           "a.md are resident (b.md is omitted)")
 
 
 # --- MEM-06: daily ---------------------------------------------------------------------------
@@ -560,8 +585,12 @@ def test_root_files_with_bad_names_are_counted_never_printed(impl: Harness) -> N
     impl.write(f"{bound}/con.md", "INJECTED-THREE\n")
     impl.write(f"{bound}/ok.md", "fine\n")
     text = section(impl)
-    assert text == (f"{HEAD_PRIVATE}\n\n### ok.md\nfine\n\n- 3 other .md entries skipped: "
-                    "their names break the memory file-name rule.")
+    expect_catalog(text, [("ok.md", "fine")], "MEM-05/MEM-09: only files with valid names "
+                   "are resident")
+    expect_true("INJECTED" not in text and "## Skills" not in text and "con.md" not in text,
+                "MEM-09: a file with a bad name is never printed (name or content)", text)
+    expect_true("3" in text[text.index("fine"):], "MEM-05: the skipped entries are counted",
+                text)
 
 
 @pytest.mark.case("memory.resident.invalid-utf8-note")
@@ -574,12 +603,15 @@ def test_invalid_utf8_root_file_is_noted_not_injected(impl: Harness) -> None:
     impl.write(f"{ROOT}/reviewer/d.md", "d" * 4096)
     impl.write(f"{ROOT}/reviewer/e.md", "e" * 4096)
     # the omitted file uses no budget: the three 4096-byte files after it still fit
-    assert _blocks(section(impl)) == ["- `bad.md` omitted: not valid UTF-8.",
-                                      "### c.md\n" + "c" * 4096, "### d.md\n" + "d" * 4096,
-                                      "### e.md\n" + "e" * 4096]
+    text = section(impl)
+    expect_catalog(text, [("bad.md", "UTF-8"), ("c.md", "c" * 4096), ("d.md", "d" * 4096),
+                          ("e.md", "e" * 4096)], "MEM-05: an invalid UTF-8 file is noted "
+                   "(not injected) and uses no budget")
+    expect_true("\ufffd" not in text and "broken" not in text, "MEM-05: nothing of the "
+                "invalid file is injected", text[:300])
 
 
-@pytest.mark.req("MEM-03")
+@pytest.mark.req("MEM-03", "TEXT-02")  # 65,536 bytes is the reference's cap, not a seed's
 @pytest.mark.parametrize(("size", "content", "truncated"), cases("memory.read.limit", [
     ("at", (65536, "a" * 65536, False)),
     ("cut-on-character", (65542, "a" * 65535, True))]))
@@ -592,8 +624,8 @@ def test_read_returns_at_most_65536_bytes_cut_on_a_character(
     impl.write(f"{ROOT}/reviewer/big.md", data)
     agent = spawn(impl)
     out = call(impl, agent, "memory_read", {"file": "big.md"})["content"]
-    assert out == {"file": "big.md", "daily": False, "content": content, "size": size,
-                   "truncated": truncated}
+    expect_keys(out, {"file": "big.md", "daily": False, "content": content, "size": size,
+                      "truncated": truncated}, "MEM-03: memory_read of a large file")
 
 
 @pytest.mark.case("memory.read.listing")
@@ -609,7 +641,8 @@ def test_read_without_file_lists_usable_files_in_code_point_order(impl: Harness)
     os.symlink("a.md", bound / "link.md")
     agent = spawn(impl)
     out = call(impl, agent, "memory_read", {})["content"]
-    assert out == {"files": ["0.md", "B.md", "a.md"], "daily_files": ["2026.md", "z.md"]}
+    expect_keys(out, {"files": ["0.md", "B.md", "a.md"], "daily_files": ["2026.md", "z.md"]},
+                "MEM-03/MEM-10: the listing holds usable files only, in code-point order")
 
 
 @pytest.mark.req("MEM-03")
@@ -751,3 +784,40 @@ def test_every_accepted_entry_fits_the_resident_budget(impl: Harness) -> None:
     over = call(impl, agent, "memory_write", {"file": "b.md", "content": "y" * 4096})
     assert over["error_code"] == "MEM-ENTRY-TOO-LARGE", over
     assert "x" * 4095 in section(impl)
+# -- TEXT-01: the reference's wording (opt-in group `reference-text`) ----------------
+
+@pytest.mark.case("memory.reference-text.section-and-descriptions")
+@pytest.mark.req("TEXT-01", "MEM-03", "MEM-05")
+def test_reference_text_memory_section_and_tools(impl: Harness) -> None:
+    """The reference's bytes of the Memory section (heading, mode sentence, `### file`
+    blocks, omission notes) and of the memory tools' descriptions and schemas."""
+    setup(impl)
+    assert section(impl) == f"{HEAD_PRIVATE}\n\n(no resident memory files)"
+    impl.write(f"{ROOT}/reviewer/notes.md", "- tabs\n\n")
+    impl.write(f"{ROOT}/reviewer/MEMORY.md", "# Facts\nuv")
+    impl.write(f"{ROOT}/reviewer/z.md", "z" * 4097)
+    assert section(impl) == (f"{HEAD_PRIVATE}\n\n### MEMORY.md\n# Facts\nuv\n\n### notes.md\n"
+                             "- tabs\n\n- `z.md` omitted: 4097 bytes is over the 4096-byte "
+                             "per-file budget; use memory_read.")
+    tools = [t for t in impl.mounted(definition("private"))["tools"] if t["name"] in TOOLS]
+    for tool in tools:
+        assert tool["input_schema"] == SCHEMAS[tool["name"]]
+        assert tool["description"] == DESCRIPTIONS[tool["name"]]
+
+
+@pytest.mark.req("MEM-01", "MEM-02")
+@pytest.mark.parametrize(("written", "mode"), cases("memory.mode.case-variants", [
+    ("title-private", ("Private", "private")), ("upper-shared", ("SHARED", "shared")),
+    ("title-none", ("None", "none")), ("mixed-private", ("pRiVaTe", "private"))]))
+def test_memory_modes_ignore_ascii_case(impl: Harness, written: str, mode: str) -> None:
+    """Bug: memory modes matched case-sensitively, so `memory: Private` is a bad mode and
+    the agent silently gets no memory."""
+    setup(impl)
+    parsed = impl.parse(definition(written))
+    expect(parsed["definition"]["memory"], mode, "MEM-01: the mode is read ignoring ASCII "
+           "case and normalised to lower case")
+    expect([d["code"] for d in parsed["diagnostics"] if d["severity"] == "error"], [],
+           "MEM-01: a mode in another case is not an error")
+    mounted = {t["name"] for t in impl.mounted(definition(written))["tools"]} & set(TOOLS)
+    expect(sorted(mounted), [] if mode == "none" else sorted(TOOLS),
+           "MEM-02: the memory tools follow the mode")

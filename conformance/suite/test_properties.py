@@ -13,7 +13,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from capconf.conformance.cases import default_world
-from capconf.conformance.harness import FRAME, Harness
+from capconf.conformance.harness import Harness, expect
 
 WORLD = default_world()
 REGISTERED: list[str] = WORLD["grantable"]
@@ -109,9 +109,15 @@ def test_undeclared_dimensions_leave_the_legacy_prompt(
     front += [f for f in forms.values() if f]
     source = "---\n" + "\n".join(front) + "\n---\n" + body
     result = impl.prompt(source, filename="legacy.md")
-    expected = FRAME + "\n\n" + _normalized(body) + "\n"
-    assert result["prompt"] == expected
-    assert [p["kind"] for p in result["parts"]] == ["frame", "body"]
+    # PROMPT-03 is relative: the same runtime without the undeclared/empty keys
+    bare = "---\n" + "\n".join(front[:3]) + "\n---\n" + body
+    expect(result["prompt"], impl.prompt(bare, filename="legacy.md")["prompt"],
+           "PROMPT-03: an undeclared or empty dimension changes no byte of the prompt "
+           f"(keys: {[f for f in forms.values() if f]})")
+    expect([p["kind"] for p in result["parts"]], ["frame", "body"],
+           "PROMPT-03: no catalog part for an undeclared or empty dimension")
+    expect(result["parts"][-1]["text"], _normalized(body),
+           "PROMPT-01: the body part is the body without surrounding blank lines")
 
 
 @pytest.mark.case("def.property.save-round-trip")

@@ -8,7 +8,7 @@ import pytest
 
 from capconf.conformance.cases import default_world
 from capconf.conformance.driver import Driver
-from capconf.conformance.harness import Harness
+from capconf.conformance.harness import Harness, expect, expect_true
 
 LEGACY_SIX = {"bash", "read", "write", "edit", "glob", "grep"}
 
@@ -216,3 +216,20 @@ def test_world_setup_refuses_unknown_keys_and_wrong_types(impl: Harness) -> None
         assert error["code"] == "world_invalid", (overrides, error)
         assert error.get("path") == path, (overrides, error)
     assert impl.setup()["registry"]["grantable"]  # a good world still sets up
+
+
+@pytest.mark.case("proto.world.agent-ids-restart")
+@pytest.mark.req("PROTO-02", "CALL-03")
+def test_world_setup_restarts_the_agent_id_sequence(impl: Harness) -> None:
+    """Bug: agent ids come from a process-wide counter, so the same world and the same
+    spawns give other ids after `world.setup` (runs are not reproducible)."""
+    source = "name: a\ndescription: d\ntools: [read]\nprompt: Work.\n"
+    runs = []
+    for _ in range(2):
+        impl.setup(**default_world())
+        runs.append([impl.driver.request("agent.spawn", {"source": source})["agent"]
+                     for _ in range(2)])
+    expect_true(all(isinstance(a, str) and a for a in runs[0]) and len(set(runs[0])) == 2,
+                "PROTO-02: agent ids are distinct non-empty strings", runs[0])
+    expect(runs[1], runs[0], "PROTO-02: after world.setup the same spawns yield the same "
+           "ids (the id sequence restarts)")

@@ -4,7 +4,7 @@ out), per-connection session state, the core ops, and the stdio framing at the e
 The dispatcher only collects op tables: each area keeps its own ``ops.py`` and
 ``op_tables`` lists them with their feature groups, which ``hello`` reports.
 
-Requirements: PROTO-01..03
+Requirements: PROTO-01..03 TEXT-01..02
 Spec: SPEC.md section 2
 Suite: conformance/suite/test_protocol.py conformance/suite/test_decisions.py
 Golden: golden/protocol/

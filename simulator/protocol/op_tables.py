@@ -14,7 +14,7 @@ from capconf.simulator.protocol.session import Handler
 from capconf.simulator.skills.ops import OPS as SKILLS_KNOWLEDGE_OPS
 
 FEATURES: tuple[str, ...] = ("def", "tool", "prompt", "call", "memory", "skills", "knowledge",
-                             "mcp", "approval", "editor")
+                             "mcp", "approval", "editor", "reference-text")
 
 OP_TABLES: tuple[dict[str, Handler], ...] = (
     CORE_OPS,

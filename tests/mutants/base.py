@@ -158,6 +158,7 @@ _AREA_MODULES = (
     "mutants.protocol_wire",
     "mutants.unicode_names",
     "mutants.decisions",
+    "mutants.fidelity",
 )
 
 
