@@ -7,19 +7,21 @@ feature group in FEATURES: `hello` reports exactly this.
 from __future__ import annotations
 
 from capconf.simulator.approval.ops import OPS as MCP_APPROVAL_OPS
+from capconf.simulator.delegation.ops import OPS as DELEGATION_OPS
 from capconf.simulator.memory.ops import OPS as MEMORY_OPS
 from capconf.simulator.protocol.core_ops import CORE_OPS
 from capconf.simulator.protocol.session import Handler
 from capconf.simulator.skills.ops import OPS as SKILLS_KNOWLEDGE_OPS
 
 FEATURES: tuple[str, ...] = ("def", "tool", "prompt", "call", "memory", "skills", "knowledge",
-                             "mcp", "approval")
+                             "mcp", "approval", "delegation")
 
 OP_TABLES: tuple[dict[str, Handler], ...] = (
     CORE_OPS,
     MEMORY_OPS,
     SKILLS_KNOWLEDGE_OPS,
     MCP_APPROVAL_OPS,
+    DELEGATION_OPS,
 )
 
 
