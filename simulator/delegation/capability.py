@@ -45,6 +45,12 @@ class DelegationError(Exception):
         self.detail = dict(detail or {})
 
 
+def child_context(seed: list[dict[str, Any]], prompt: str) -> list[dict[str, Any]]:
+    """What a child starts with: the fixed notice (APPR-07), the fork seed, the task."""
+    return [{"kind": "notice", "role": "system", "text": FIXED_NOTICE}, *seed,
+            {"kind": "task", "role": "user", "text": prompt}]
+
+
 @dataclass
 class Node:
     agent: str
@@ -184,8 +190,7 @@ class DelegationCapability:
         node = Node(agent, agent_type, lineage, permissions, implementer, tools)
         self.nodes[agent] = node
         self.chain.pin(agent, permissions.policy, permissions.writable_roots)
-        context = [{"kind": "notice", "role": "system", "text": FIXED_NOTICE}, *seed,
-                   {"kind": "task", "role": "user", "text": prompt}]
+        context = child_context(seed, prompt)
         implementer.host.start(agent, context)
         self.log.record(agent, "delegated", agent_type=agent_type, **lineage.to_json(),
                         inherits_parent_context=implementer.inherits_parent_context,
