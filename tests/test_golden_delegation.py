@@ -16,7 +16,7 @@ from capconf.simulator.delegation.permissions import FIXED_NOTICE
 
 
 def test_fixed_notice(golden: Any) -> None:
-    assert FIXED_NOTICE + "\n" == golden
+    assert golden == FIXED_NOTICE + "\n"
 
 
 def test_tree_event_log(tmp_path: Path, golden: Any) -> None:
