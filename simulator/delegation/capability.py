@@ -45,10 +45,14 @@ class DelegationError(Exception):
         self.detail = dict(detail or {})
 
 
-def child_context(seed: list[dict[str, Any]], prompt: str) -> list[dict[str, Any]]:
-    """What a child starts with: the fixed notice (APPR-07), the fork seed, the task."""
-    return [{"kind": "notice", "role": "system", "text": FIXED_NOTICE}, *seed,
-            {"kind": "task", "role": "user", "text": prompt}]
+def child_context(seed: list[dict[str, Any]], prompt: str,
+                  task_input: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """What a child starts with: the fixed notice (APPR-07), the fork seed, the task (with
+    its structured input when the caller gives one, e.g. an iteration round)."""
+    task: dict[str, Any] = {"kind": "task", "role": "user", "text": prompt}
+    if task_input is not None:
+        task["input"] = dict(task_input)
+    return [{"kind": "notice", "role": "system", "text": FIXED_NOTICE}, *seed, task]
 
 
 @dataclass
@@ -88,6 +92,7 @@ class DelegationCapability:
     transcripts: dict[str, Transcript] = field(default_factory=dict)
     inbox: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     log: EventLog = field(default_factory=EventLog)
+    running: dict[str, int] = field(default_factory=dict)  # parent -> running children
 
     # -- lookups -------------------------------------------------------------------
 
@@ -126,9 +131,15 @@ class DelegationCapability:
         node = self.nodes.get(agent)
         return None if node is None else node.permissions
 
-    def running_children(self, agent: str, *, besides: str | None = None) -> int:
-        return sum(1 for n in self.nodes.values()
-                   if n.lineage.parent == agent and n.status == RUNNING and n.agent != besides)
+    def running_children(self, agent: str) -> int:
+        """Kept as a count, so a fan-out of thousands stays linear."""
+        return self.running.get(agent, 0)
+
+    def _set_status(self, node: Node, status: str) -> None:
+        parent = node.lineage.parent
+        delta = (status == RUNNING) - (node.status == RUNNING)
+        self.running[parent] = self.running.get(parent, 0) + delta
+        node.status = status
 
     def _parent_sandbox(self, parent: str) -> tuple[ApprovalPolicy, tuple[Path, ...]]:
         """The parent's explicitly effective sandbox now: its own pin if it is a delegated
@@ -155,7 +166,8 @@ class DelegationCapability:
     # -- delegate --------------------------------------------------------------------
 
     def delegate(self, parent: str, agent_type: str, prompt: str, *, background: bool,
-                 implementer_name: str, factory: AgentFactory) -> dict[str, Any]:
+                 implementer_name: str, factory: AgentFactory,
+                 task_input: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Create a child; return the hand-off (CALL-02): the child's report reaches the
         parent later, through :meth:`complete` or :meth:`stop`."""
         self._refuse_if_stopped(parent)
@@ -187,10 +199,11 @@ class DelegationCapability:
         agent, tools = factory(source, background, parent)
         lineage = Lineage(parent, self.root_of(parent), parent_depth + 1, implementer.name,
                           background)
-        node = Node(agent, agent_type, lineage, permissions, implementer, tools)
+        node = Node(agent, agent_type, lineage, permissions, implementer, tools, status="new")
+        self._set_status(node, RUNNING)
         self.nodes[agent] = node
         self.chain.pin(agent, permissions.policy, permissions.writable_roots)
-        context = child_context(seed, prompt)
+        context = child_context(seed, prompt, task_input)
         implementer.host.start(agent, context)
         self.log.record(agent, "delegated", agent_type=agent_type, **lineage.to_json(),
                         inherits_parent_context=implementer.inherits_parent_context,
@@ -223,7 +236,7 @@ class DelegationCapability:
         the parent's inbox."""
         node = self.node(agent)
         outcome = self._host(node, lambda: node.implementer.host.finish(agent, status, report))
-        node.status = outcome["status"]
+        self._set_status(node, outcome["status"])
         delivered = self._deliver(node, outcome)
         self.log.record(agent, "reported", status=node.status)
         return delivered
@@ -270,7 +283,7 @@ class DelegationCapability:
                 stopped.append(member)
                 continue
             outcome = self._stop_one(node)
-            node.status = STOPPED
+            self._set_status(node, STOPPED)
             stopped.append(member)
             reports.append(self._deliver(node, outcome))
             self.log.record(member, "stopped", by=by if by is not None else "driver",
@@ -305,7 +318,7 @@ class DelegationCapability:
             raise DelegationError("DELEGATION-FANOUT", why,
                                   {"max_fanout": self.limits.max_fanout})
         self._host(node, lambda: node.implementer.host.follow_up(agent, prompt))
-        node.status = RUNNING
+        self._set_status(node, RUNNING)
         depth = effective_depth(node.lineage.depth, depth_option)
         if depth != node.lineage.depth:
             node.lineage = replace(node.lineage, depth=depth)

@@ -127,8 +127,14 @@ def op_agent_spawn(session: Session, args: Mapping[str, Any]) -> Any:
 def agent_factory(session: Session) -> Any:
     """The one thing the loop offers delegation: mount a definition as a live agent. It
     is given the definition alone, so nothing about the parent can shape the child."""
+    views: dict[str, AgentView] = session.state.setdefault("agent_views", {})
+
     def make(source: str, background: bool, parent: str) -> tuple[str, tuple[str, ...]]:
-        view = compile_agent(source, session.require_world(), Mode.PARSE)
+        # a view is a pure function of the definition and the (immutable) world: compile
+        # each agent type once per world, however many children it has
+        view = views.get(source)
+        if view is None:
+            view = views[source] = compile_agent(source, session.require_world(), Mode.PARSE)
         agent_id = session.new_agent_id()
         session.agents[agent_id] = AgentRecord(agent_id, view, background, parent)
         return agent_id, tuple(t.name for t in view.mounted)

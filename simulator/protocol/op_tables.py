@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from capconf.simulator.approval.ops import OPS as MCP_APPROVAL_OPS
 from capconf.simulator.delegation.ops import OPS as DELEGATION_OPS
+from capconf.simulator.flow.ops import OPS as FLOW_OPS
 from capconf.simulator.memory.ops import OPS as MEMORY_OPS
 from capconf.simulator.protocol.core_ops import CORE_OPS
 from capconf.simulator.protocol.session import Handler
 from capconf.simulator.skills.ops import OPS as SKILLS_KNOWLEDGE_OPS
 
 FEATURES: tuple[str, ...] = ("def", "tool", "prompt", "call", "memory", "skills", "knowledge",
-                             "mcp", "approval", "delegation")
+                             "mcp", "approval", "delegation", "flow")
 
 OP_TABLES: tuple[dict[str, Handler], ...] = (
     CORE_OPS,
@@ -22,6 +23,7 @@ OP_TABLES: tuple[dict[str, Handler], ...] = (
     SKILLS_KNOWLEDGE_OPS,
     MCP_APPROVAL_OPS,
     DELEGATION_OPS,
+    FLOW_OPS,
 )
 
 

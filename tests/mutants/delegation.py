@@ -49,7 +49,7 @@ def _forks_not_counted() -> None:
     """Forked and background children escape the fan-out count."""
     cap = _module(CAP)
 
-    def running(self: Any, agent: str, *, besides: str | None = None) -> int:
+    def running(self: Any, agent: str) -> int:
         return sum(1 for n in self.nodes.values()
                    if n.lineage.parent == agent and n.status == "running"
                    and n.implementer.name != "fork" and not n.lineage.background)
