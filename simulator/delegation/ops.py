@@ -39,9 +39,9 @@ def _str(args: Mapping[str, Any], key: str) -> str:
 
 
 def _count(args: Mapping[str, Any], key: str, default: int | None, least: int) -> int | None:
-    value = args.get(key, default)
-    if value is None:
-        return None
+    if key not in args:
+        return default
+    value = args[key]
     if not isinstance(value, int) or isinstance(value, bool) or value < least:
         raise ProtocolError("bad_request", f"`{key}` must be an integer >= {least}",
                             ("args", key))
