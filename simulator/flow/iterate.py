@@ -70,7 +70,10 @@ def render(task_input: dict[str, Any]) -> str:
 def iterate(capability: DelegationCapability, parent: str, *, goal: str, max_rounds: int,
             agent_type: str, implementer: str, responses: Sequence[Any],
             factory: AgentFactory) -> dict[str, Any]:
-    chosen = capability.implementer(implementer)
+    try:
+        chosen = capability.implementer(implementer)
+    except DelegationError as exc:
+        raise IterationError(exc.code, exc.message, exc.detail) from None
     if chosen.inherits_parent_context:
         raise IterationError("FLOW-IMPLEMENTER", f"{implementer} inherits the parent's "
                              "context; every round must be a fresh child")
