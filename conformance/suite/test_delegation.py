@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from capconf.conformance.cases import default_world
 from capconf.conformance.harness import Harness
 from capconf.conformance.suite.delegation_world import (
     GATED,
@@ -426,3 +427,45 @@ def test_each_childs_log_reconstructs_its_permissions(impl: Harness, tmp_path: P
         assert policy[0]["ask_policy"] == "never-ask"
     again, _ = _scenario(impl, [str(tmp_path)])
     assert again["text"] == log["text"] and log["text"]
+
+
+# -- DELEG-05 a new flat scope ------------------------------------------------------
+
+def _memory_type(name: str, mode: str, tools: str = "[read, Task]") -> str:
+    return (f"name: {name}\ndescription: {name} agent\ntools: {tools}\nmemory: {mode}\n"
+            f"prompt: Work as {name}.\n")
+
+
+@pytest.mark.case("deleg.scope.new-and-flat")
+@pytest.mark.req("DELEG-05")
+def test_child_scope_is_its_own_and_only_the_main_mount_is_shared(impl: Harness) -> None:
+    """Bug: a child is bound to its parent's scope key (its memory directory), so it reads
+    and writes the parent's private memory, or a shared child binds to its parent's
+    directory instead of the main agent's resident memory."""
+    for folder in ("mem/agents", "mem/main"):
+        (impl.workspace / folder).mkdir(parents=True, exist_ok=True)
+    impl.setup(**default_world(), memory={"subagent_root": "mem/agents",
+                                          "main_dir": "mem/main", "main_enabled": False})
+    impl.driver.request("delegation.setup", {"agent_types": [
+        _memory_type("planner", "private"), _memory_type("noter", "private"),
+        _memory_type("sharer", "shared")]})
+    parent = impl.driver.request("agent.spawn",
+                                 {"source": _memory_type("planner", "private")})["agent"]
+    assert call(impl, parent, "memory_write", file="PLAN.md", content="parent-secret")["ok"]
+    for implementer in IMPLEMENTERS:
+        noter = child(impl, parent, "noter", implementer=implementer)
+        sharer = child(impl, noter, "sharer", implementer=implementer)
+        wrote = call(impl, noter, "memory_write", file="NOTE.md", content=implementer)
+        assert wrote["ok"] is True, wrote
+        assert call(impl, sharer, "memory_write", file="SHARED.md", content=implementer)["ok"]
+        read = call(impl, noter, "memory_read")
+        assert read["ok"] is True, read
+        listing = json.dumps(read)
+        assert "PLAN.md" not in listing and "parent-secret" not in listing, listing
+        complete(impl, sharer)
+        complete(impl, noter)
+    planner_files = {p.name for p in (impl.workspace / "mem/agents/planner").iterdir()}
+    assert planner_files == {"PLAN.md"}, planner_files
+    assert (impl.workspace / "mem/agents/noter/NOTE.md").is_file()
+    assert (impl.workspace / "mem/main/SHARED.md").is_file()
+    assert not (impl.workspace / "mem/agents/noter/SHARED.md").exists()

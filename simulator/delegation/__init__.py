@@ -1,7 +1,8 @@
 """Delegation as a capability (seed 003): a registry of named implementers (fresh, fork,
 out-of-process) behind one service interface, lineage as data, depth persisted and
 monotonic, permissions pinned at the delegation boundary, one cancellation contract, and
-the tree's event log. DELEG-05 (the scope channel) is specified but not yet checked.
+the tree's event log. A child's scope (DELEG-05) is its definition's: the factory is
+given the definition alone.
 
 Requirements: DELEG-01..06 APPR-06..08
 Spec: SPEC.md section 10a

@@ -216,7 +216,32 @@ def _report_only_in_process() -> None:
     cap.DelegationCapability._deliver = deliver
 
 
+def _parent_scope() -> None:
+    """A child is bound to its parent's scope key: its memory is the parent's directory."""
+    core = _module("capconf.simulator.protocol.core_ops")
+    agent = _module("capconf.simulator.core.agent")
+    real = core.agent_factory
+
+    def factory(session: Any) -> Any:
+        make = real(session)
+
+        def buggy(source: str, background: bool, parent: str) -> Any:
+            new, tools = make(source, background, parent)
+            parent_def = session.agents[parent].view.definition
+            record = session.agents[new]
+            if parent_def is not None and record.view.definition is not None:
+                own = f"name: {record.view.definition.name}\n"
+                scoped = source.replace(own, f"name: {parent_def.name}\n", 1)
+                record.view = agent.compile_agent(scoped, session.require_world())
+            return new, tools
+        return buggy
+
+    core.agent_factory = factory
+
+
 MUTANTS: tuple[Mutant, ...] = (
+    Mutant("deleg-parent-scope", "a child is bound to its parent's scope key",
+           ("DELEG-05",), _parent_scope),
     Mutant("deleg-ceiling-tools", "a child's tools are capped by its parent's",
            ("DELEG-02",), _ceiling_tools),
     Mutant("deleg-depth-reset-on-resume", "a resumed child takes the depth option as its "
