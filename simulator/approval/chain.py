@@ -57,9 +57,24 @@ class ApprovalChain:
     writable_roots: tuple[Path, ...] = ()
     board: Board = field(default_factory=lambda: Board(parent_live=True))
     blocked: dict[str, Thunk] = field(default_factory=dict)
+    # APPR-06: agents whose permissions were pinned at a delegation boundary; each value
+    # is a frozen snapshot, never the session's own policy object
+    pins: dict[str, tuple[ApprovalPolicy, tuple[Path, ...]]] = field(default_factory=dict)
 
     def stopped(self, agent_id: str) -> bool:
         return any(a.id == agent_id and a.stopped for a in self.board.agents)
+
+    def pin(self, agent_id: str, policy: ApprovalPolicy, roots: tuple[Path, ...]) -> None:
+        self.pins[agent_id] = (policy, roots)
+
+    def policy_for(self, agent_id: str) -> ApprovalPolicy:
+        """The agent's pinned policy if it has one, else the session's."""
+        pinned = self.pins.get(agent_id)
+        return self.policy if pinned is None else pinned[0]
+
+    def roots_for(self, agent_id: str) -> tuple[Path, ...]:
+        pinned = self.pins.get(agent_id)
+        return self.writable_roots if pinned is None else pinned[1]
 
 
 def chain_of(state: dict[str, Any]) -> ApprovalChain:
@@ -116,7 +131,7 @@ def gate(
     """Decide, then run now, deny now, or hold for a card."""
     if chain.stopped(agent_id):
         return stopped_result(agent_id)
-    decision = decide(request, chain.policy)
+    decision = decide(request, chain.policy_for(agent_id))
     if decision.verdict is Verdict.ALLOW:
         return run()
     if decision.verdict is Verdict.DENY:

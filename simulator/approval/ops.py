@@ -137,6 +137,14 @@ def op_task_stop(session: Session, args: Mapping[str, Any]) -> Any:
     chain = _chain(session)
     record = session.agent(args)
     name = record.view.definition.name if record.view.definition else None
+    subtree_stop = session.state.get("delegation.stop")
+    if callable(subtree_stop):
+        # the delegation capability's one cancellation contract (DELEG-06): the agent and
+        # every child it delegated stop, with their cards settled as below
+        outcome = subtree_stop(record.agent_id)
+        return {"settled": [s["card"] for s in outcome["settled"]],
+                "results": [s["result"] for s in outcome["settled"]],
+                "stopped": outcome["stopped"]}
     try:
         outcomes = stop(chain, record.agent_id, name, record.background)
     except CardError as exc:

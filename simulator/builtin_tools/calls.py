@@ -125,7 +125,7 @@ def _gated(tool: str, action: Action, target: Target, args: dict[str, Any],
 
 
 def _roots(ctx: CallContext) -> tuple[Path, ...]:
-    return chain_of(ctx.session_state).writable_roots
+    return chain_of(ctx.session_state).roots_for(ctx.agent_id)
 
 
 def call_write(args: dict[str, Any], world: World, ctx: CallContext) -> ToolResult:

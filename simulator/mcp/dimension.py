@@ -79,7 +79,7 @@ class McpDimension:
         chain = chain_of(ctx.session_state)
         if chain.stopped(ctx.agent_id):
             return stopped_result(ctx.agent_id)
-        result = gateway.call(args, chain.policy)
+        result = gateway.call(args, chain.policy_for(ctx.agent_id))
         if not isinstance(result, PendingApproval):
             return result
         call = result.call

@@ -14,6 +14,7 @@ from capconf.simulator.core.dimension import CallContext
 from capconf.simulator.core.envelope import failure
 from capconf.simulator.core.world import parse_world, registry_json
 from capconf.simulator.definition.serialize import serialize_definition
+from capconf.simulator.delegation.tools import TOOL_HOOKS
 from capconf.simulator.protocol.session import (
     AgentRecord,
     Handler,
@@ -123,6 +124,23 @@ def op_agent_spawn(session: Session, args: Mapping[str, Any]) -> Any:
             "diagnostics": diagnostics_json(view)}
 
 
+def agent_factory(session: Session) -> Any:
+    """The one thing the loop offers delegation: mount a definition as a live agent. It
+    is given the definition alone, so nothing about the parent can shape the child."""
+    views: dict[str, AgentView] = session.state.setdefault("agent_views", {})
+
+    def make(source: str, background: bool, parent: str) -> tuple[str, tuple[str, ...]]:
+        # a view is a pure function of the definition and the (immutable) world: compile
+        # each agent type once per world, however many children it has
+        view = views.get(source)
+        if view is None:
+            view = views[source] = compile_agent(source, session.require_world(), Mode.PARSE)
+        agent_id = session.new_agent_id()
+        session.agents[agent_id] = AgentRecord(agent_id, view, background, parent)
+        return agent_id, tuple(t.name for t in view.mounted)
+    return make
+
+
 def op_tool_call(session: Session, args: Mapping[str, Any]) -> Any:
     """Call a mounted tool as an agent. The answer is always a CALL-03 envelope: a tool
     that is not mounted is a structured refusal, never a protocol error."""
@@ -142,6 +160,9 @@ def op_tool_call(session: Session, args: Mapping[str, Any]) -> Any:
         return failure("tool_not_mounted", f"`{tool}` is not mounted for this agent",
                        {"tool": tool, "mounted": [t.name for t in view.mounted]},
                        terminal_for_attempt=True).to_json()
+    if owner == "builtin" and tool in TOOL_HOOKS:
+        return TOOL_HOOKS[tool](session, record.agent_id, call_args,
+                                agent_factory(session)).to_json()
     if owner == "builtin":
         return call_builtin(tool, call_args, world, ctx).to_json()
     dimension = next(d for d in DIMENSIONS if d.key == owner)

@@ -7,14 +7,17 @@ feature group in FEATURES: `hello` reports exactly this.
 from __future__ import annotations
 
 from capconf.simulator.approval.ops import OPS as MCP_APPROVAL_OPS
+from capconf.simulator.delegation.ops import OPS as DELEGATION_OPS
 from capconf.simulator.editor.ops import OPS as EDITOR_OPS
+from capconf.simulator.flow.ops import OPS as FLOW_OPS
 from capconf.simulator.memory.ops import OPS as MEMORY_OPS
 from capconf.simulator.protocol.core_ops import CORE_OPS
 from capconf.simulator.protocol.session import Handler
 from capconf.simulator.skills.ops import OPS as SKILLS_KNOWLEDGE_OPS
 
 FEATURES: tuple[str, ...] = ("def", "tool", "prompt", "call", "memory", "skills", "knowledge",
-                             "mcp", "approval", "editor", "reference-text")
+                             "mcp", "approval", "editor", "delegation", "flow",
+                             "reference-text")
 
 OP_TABLES: tuple[dict[str, Handler], ...] = (
     CORE_OPS,
@@ -22,6 +25,8 @@ OP_TABLES: tuple[dict[str, Handler], ...] = (
     SKILLS_KNOWLEDGE_OPS,
     MCP_APPROVAL_OPS,
     EDITOR_OPS,
+    DELEGATION_OPS,
+    FLOW_OPS,
 )
 
 

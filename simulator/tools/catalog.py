@@ -49,10 +49,15 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
              _schema({"pattern": _STR, "glob": _STR}, ["pattern"])),
     ToolSpec("WebFetch", "Fetch a URL and return its content as text.",
              _schema({"url": {"type": "string", "format": "uri"}}, ["url"])),
-    ToolSpec("Task", "Delegate a task to a named subagent.",
+    ToolSpec("Task", "Delegate a task to a named subagent (an agent type); answers at once "
+             "with a task id, and the subagent's report arrives when it ends. `resume` "
+             "sends a follow-up to a finished task instead.",
              _schema({"subagent": _STR, "prompt": _STR,
-                      "background": {"type": "boolean"}}, ["subagent", "prompt"])),
-    ToolSpec("TaskStop", "Stop a running background subagent.",
+                      "background": {"type": "boolean"},
+                      "implementer": {"type": "string",
+                                      "enum": ["fresh", "fork", "out-of-process"]},
+                      "resume": _STR}, ["prompt"])),
+    ToolSpec("TaskStop", "Stop a subagent you delegated to, and everything it delegated.",
              _schema({"task_id": _STR}, ["task_id"])),
 )
 

@@ -159,6 +159,8 @@ _AREA_MODULES = (
     "mutants.unicode_names",
     "mutants.decisions",
     "mutants.fidelity",
+    "mutants.delegation",
+    "mutants.flow",
 )
 
 

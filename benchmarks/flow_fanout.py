@@ -1,0 +1,63 @@
+"""Fan-out of N children through a workflow (FLOW-01 over DELEG), simulated end to end:
+the script runs in its worker process, each "create a subagent" crosses the channel to
+the host and goes through the delegation capability (limits, permission pin, child
+session, event log), then the script waits for every report.
+
+Run: `python benchmarks/flow_fanout.py [--runs 3] [--sizes 1000 10000]`. Prints the median
+time per size and the ratio of the largest to the smallest (linear: ratio ~ size ratio).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from typing import Any
+
+from capconf.conformance.cases import default_world
+from capconf.simulator.protocol.dispatcher import Dispatcher
+
+WORKER = "name: worker\ndescription: d\ntools: [read]\nprompt: Work.\n"
+LEAD = "name: lead\ndescription: d\ntools: [Task]\nprompt: Lead.\n"
+SCRIPT = "hs = [spawn('worker', 'part') for i in range({n})]\nemit(len(wait(hs)))\n"
+
+
+def once(n: int) -> float:
+    dispatcher = Dispatcher()
+    counter = iter(range(1, 1_000_000))
+
+    def request(op: str, **args: Any) -> Any:
+        response = dispatcher.handle({"id": next(counter), "op": op, "args": args})
+        assert response["ok"], response
+        return response["result"]
+
+    with tempfile.TemporaryDirectory() as ws:
+        request("world.setup", **default_world(), workspace=ws, frame="F")
+        request("delegation.setup", agent_types=[WORKER, LEAD], max_fanout=n)
+        parent = request("agent.spawn", source=LEAD)["agent"]
+        start = time.perf_counter()
+        result = request("flow.run", agent=parent, script=SCRIPT.format(n=n),
+                         responses={"worker": {"report": {"ok": True}}})
+        elapsed = time.perf_counter() - start
+        assert result["status"] == "completed" and result["result"] == [n], result["error"]
+        request("shutdown")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    args = parser.parse_args()
+    medians = {}
+    for n in args.sizes:
+        medians[n] = statistics.median(once(n) for _ in range(args.runs))
+        print(f"{n:>6} children: {medians[n]:.3f} s (median of {args.runs})")
+    small, large = min(medians), max(medians)
+    print(f"ratio {large}/{small}: {medians[large] / medians[small]:.2f} "
+          f"(size ratio {large / small:.0f})")
+
+
+if __name__ == "__main__":
+    main()

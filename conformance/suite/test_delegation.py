@@ -1,0 +1,471 @@
+"""Delegation as a capability (DELEG-01..06) and permissions pinned at the delegation
+boundary (APPR-06..08), including the regression cases of real runtimes (peers.md, "bug
+classes"). Each test names the buggy implementation it is for. Checks are on behaviour
+and on the protocol's data (codes, keys), never on the reference's sentences.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from capconf.conformance.cases import default_world
+from capconf.conformance.harness import Harness
+from capconf.conformance.suite.delegation_world import (
+    GATED,
+    IMPLEMENTERS,
+    READER,
+    WRITER,
+    call,
+    cards,
+    child,
+    complete,
+    context,
+    gated_call,
+    inbox,
+    node,
+    root,
+    task,
+    world,
+)
+
+
+def _refused(result: dict[str, Any], code: str) -> None:
+    assert result["ok"] is False and result["error_code"] == code, result
+
+
+# -- DELEG-01 one capability, named implementers, asynchronous hand-off ----------------
+
+@pytest.mark.case("deleg.implementers.coexist-and-hand-off")
+@pytest.mark.req("DELEG-01")
+def test_implementers_coexist_and_reports_arrive_on_completion(impl: Harness) -> None:
+    """Bug: one delegation path per implementer (only one works), or Task blocks and
+    returns the child's result instead of a hand-off."""
+    setup = world(impl)
+    listed = {i["name"]: i for i in setup["implementers"]}
+    assert {"fresh", "fork"} <= set(listed)
+    assert any(not i["in_process"] for i in listed.values()), listed
+    parent = root(impl)
+    kids = {}
+    for name in IMPLEMENTERS:
+        handoff = task(impl, parent, implementer=name, background=name == "fork")
+        assert handoff["ok"] is True, handoff
+        kids[name] = handoff["content"]["task_id"]
+        assert node(impl, kids[name])["implementer"] == name
+    assert inbox(impl, parent) == []  # nothing is reported before a child completes
+    for i, name in enumerate(IMPLEMENTERS):
+        complete(impl, kids[name], report={"n": i})
+        got = inbox(impl, parent)
+        assert [(r["task_id"], r["status"], r["report"]) for r in got][-1] == (
+            kids[name], "completed", {"n": i})
+        assert len(got) == i + 1
+
+
+@pytest.mark.case("deleg.unknown-agent-type.lists-available")
+@pytest.mark.req("DELEG-01")
+def test_unknown_agent_type_lists_the_available_ones(impl: Harness) -> None:
+    """Bug (claude-code 2.1.235): an unknown agent type fails silently or without saying
+    which types exist."""
+    setup = world(impl)
+    result = task(impl, root(impl), "no-such-agent")
+    assert result["ok"] is False, result
+    said = result["error_message"] + json.dumps(result["error_detail"])
+    missing = [name for name in setup["agent_types"] if name not in said]
+    assert setup["agent_types"] and missing == [], result
+    assert not any(n["agent_type"] == "no-such-agent"
+                   for n in impl.driver.request("delegation.tree")["nodes"])
+
+
+# -- DELEG-02 lineage is data, never visibility -------------------------------------
+
+@pytest.mark.case("deleg.lineage.tools-from-definition")
+@pytest.mark.req("DELEG-02")
+def test_child_tools_depend_on_its_definition_alone(impl: Harness) -> None:
+    """Bug: the child's tools are the parent's (inheritance) or capped by the parent's
+    (a permission tree): lineage decides visibility."""
+    world(impl)
+    want_reader = sorted(t["name"] for t in impl.mounted(READER)["tools"])
+    want_writer = sorted(t["name"] for t in impl.mounted(WRITER)["tools"])
+    narrow = root(impl, "name: lead\ndescription: d\ntools: [Task]\nprompt: L.\n")
+    wide = root(impl, WRITER)
+    for implementer in IMPLEMENTERS:
+        for parent in (narrow, wide):
+            writer = child(impl, parent, "writer", implementer=implementer)
+            reader = child(impl, writer, "reader", implementer=implementer)
+            assert sorted(node(impl, writer)["tools"]) == want_writer, (implementer, parent)
+            assert sorted(node(impl, reader)["tools"]) == want_reader, (implementer, parent)
+            # the reader's parent has write; the reader must still not
+            refused = call(impl, reader, "write", path="r.txt", content="x")
+            assert refused["ok"] is False and refused["error_code"] != "APPROVAL-PENDING"
+            assert not (impl.workspace / "r.txt").exists()
+            # the writer's parent may lack write; the writer still has it
+            assert call(impl, writer, "write", path="w.txt", content="x")["ok"] is True
+            complete(impl, reader)
+            complete(impl, writer)
+
+
+@pytest.mark.case("deleg.lineage.only-ancestors-stop")
+@pytest.mark.req("DELEG-02", "DELEG-06")
+def test_only_an_ancestor_may_stop_a_task(impl: Harness) -> None:
+    """Bug: any agent can stop any task (lineage not used for authorisation)."""
+    world(impl)
+    a, b = root(impl), root(impl)
+    kid = child(impl, a)
+    assert call(impl, b, "TaskStop", task_id=kid)["ok"] is False
+    assert node(impl, kid)["status"] == "running"
+    assert call(impl, a, "TaskStop", task_id=kid)["ok"] is True
+    assert node(impl, kid)["status"] == "stopped"
+
+
+# -- DELEG-03 depth and fan-out ----------------------------------------------------
+
+@pytest.mark.case("deleg.depth.limit-every-kind")
+@pytest.mark.req("DELEG-03")
+def test_depth_limit_holds_for_foreground_background_and_forks(impl: Harness) -> None:
+    """Bug (claude-code 2.1.181/2.1.187): background spawns or forks escape the depth
+    limit."""
+    world(impl, max_depth=2)
+    parent = root(impl)
+    one = child(impl, parent, implementer="fresh")
+    two = child(impl, one, implementer="fork", background=True)
+    assert (node(impl, one)["depth"], node(impl, two)["depth"]) == (1, 2)
+    for implementer in IMPLEMENTERS:
+        for background in (False, True):
+            result = task(impl, two, implementer=implementer, background=background)
+            _refused(result, "DELEGATION-DEPTH")
+            assert result["error_detail"]["max_depth"] == 2
+
+
+@pytest.mark.case("deleg.depth.resume-keeps-depth")
+@pytest.mark.req("DELEG-03")
+def test_resumed_child_keeps_its_depth_and_an_option_only_deepens(impl: Harness) -> None:
+    """Bug: a resumed child is re-counted as top-level (depth reset), so it can delegate
+    deeper than the maximum."""
+    world(impl, max_depth=2)
+    parent = root(impl)
+    kid = child(impl, parent)
+    complete(impl, kid)
+    impl.driver.request("child.resume", {"agent": kid, "prompt": "again", "depth_option": 0})
+    assert node(impl, kid)["depth"] == 1
+    grandchild = child(impl, kid)  # depth 2 is still allowed
+    assert node(impl, grandchild)["depth"] == 2
+    complete(impl, grandchild)
+    complete(impl, kid)
+    impl.driver.request("child.resume", {"agent": kid, "prompt": "deeper", "depth_option": 2})
+    assert node(impl, kid)["depth"] == 2
+    _refused(task(impl, kid), "DELEGATION-DEPTH")
+    complete(impl, kid)
+    assert call(impl, parent, "Task", resume=kid, prompt="follow-up")["ok"] is True
+    assert node(impl, kid)["depth"] == 2
+
+
+@pytest.mark.case("deleg.fanout.every-kind-counts")
+@pytest.mark.req("DELEG-03", "DELEG-02")
+def test_fanout_limit_counts_foreground_background_and_forks(impl: Harness) -> None:
+    """Bug: forks or background children are not counted against the fan-out limit."""
+    world(impl, max_fanout=3)
+    parent = root(impl)
+    kids = [child(impl, parent, implementer="fork", background=True),
+            child(impl, parent, implementer="fork"),
+            child(impl, parent, implementer="out-of-process", background=True)]
+    for implementer in IMPLEMENTERS:
+        for background in (False, True):
+            _refused(task(impl, parent, implementer=implementer, background=background),
+                     "DELEGATION-FANOUT")
+    complete(impl, kids[0])
+    assert task(impl, parent, implementer="fresh")["ok"] is True
+
+
+# -- DELEG-04 inherit-context is descriptive ----------------------------------------
+
+@pytest.mark.case("deleg.context.fork-seed-boundary")
+@pytest.mark.req("DELEG-04")
+def test_fork_sees_completed_history_only_and_inherits_nothing_else(impl: Harness) -> None:
+    """Bug: a fork is seeded with the turn in flight, a fresh child sees the parent's
+    history, or a fork inherits tools or permissions through its context."""
+    world(impl)
+    parent = root(impl)
+    impl.driver.request("history.append", {"agent": parent, "role": "user",
+                                           "text": "completed-turn-marker"})
+    impl.driver.request("history.append", {"agent": parent, "role": "assistant",
+                                           "text": "completed-answer-marker"})
+    impl.driver.request("history.end_turn", {"agent": parent})
+    impl.driver.request("history.append", {"agent": parent, "role": "user",
+                                           "text": "in-flight-marker"})
+    kids = {name: child(impl, parent, "reader", implementer=name, prompt="the-task-marker")
+            for name in IMPLEMENTERS}
+    texts = {name: json.dumps(context(impl, kid)) for name, kid in kids.items()}
+    for name, text in texts.items():
+        assert "the-task-marker" in text and "in-flight-marker" not in text, name
+        seeded = "completed-turn-marker" in text and "completed-answer-marker" in text
+        assert seeded == (name == "fork"), name
+        assert node(impl, kids[name])["inherits_parent_context"] == (name == "fork")
+    shapes = {name: (sorted(node(impl, kid)["tools"]), node(impl, kid)["permissions"])
+              for name, kid in kids.items()}
+    assert len({json.dumps(s) for s in shapes.values()}) == 1, shapes
+
+
+# -- DELEG-06 one cancellation contract --------------------------------------------
+
+@pytest.mark.parametrize("implementer", IMPLEMENTERS)
+@pytest.mark.case("deleg.cancel.subtree-partial-never-back")
+@pytest.mark.req("DELEG-06")
+def test_stop_contract_is_the_same_for_every_implementer(impl: Harness,
+                                                         implementer: str) -> None:
+    """Bug (claude-code 2.1.191): a stopped child comes back, its subtree keeps running,
+    or its partial work is lost; or one implementer cancels differently."""
+    world(impl)
+    parent = root(impl)
+    kid = child(impl, parent, implementer=implementer, background=True)
+    grandchild = child(impl, kid, implementer=implementer)
+    impl.driver.request("child.progress", {"agent": kid, "text": "half-way-marker"})
+    stopped = call(impl, parent, "TaskStop", task_id=kid)
+    assert stopped["ok"] is True, stopped
+    assert node(impl, kid)["status"] == node(impl, grandchild)["status"] == "stopped"
+    reports = [r for r in inbox(impl, parent) if r["task_id"] == kid]
+    assert len(reports) == 1 and reports[0]["status"] == "stopped"
+    assert "half-way-marker" in json.dumps(reports[0])
+    # never comes back: no completion, no follow-up, no resume, no calls, no children
+    impl.driver.request_error("child.complete", {"agent": kid, "report": "late"})
+    impl.driver.request_error("child.resume", {"agent": kid, "prompt": "again"})
+    assert call(impl, parent, "Task", resume=kid, prompt="again")["ok"] is False
+    assert task(impl, kid)["ok"] is False
+    assert call(impl, grandchild, "write", path="late.txt", content="x")["ok"] is False
+    assert not (impl.workspace / "late.txt").exists()
+    assert node(impl, kid)["status"] == "stopped"
+    assert len([r for r in inbox(impl, parent) if r["task_id"] == kid]) == 1
+
+
+@pytest.mark.case("deleg.cancel.pending-cards-denied")
+@pytest.mark.req("DELEG-06", "APPR-04")
+def test_stopping_a_parent_stops_its_children_and_settles_cards(impl: Harness) -> None:
+    """Bug: stopping an agent leaves its delegated children running (orphans)."""
+    world(impl, tier="confirm-before-change")
+    parent = root(impl)
+    pending = call(impl, parent, "write", path="p.txt", content="x")
+    assert pending["error_code"] == "APPROVAL-PENDING", pending
+    kid = child(impl, parent, background=True)
+    result = impl.driver.request("task.stop", {"agent": parent})
+    assert [c["state"] for c in result["settled"]] == ["denied"]
+    assert node(impl, kid)["status"] == "stopped"
+    assert all(c["state"] != "pending" for c in cards(impl))
+
+
+# -- APPR-06 permissions pinned at the boundary --------------------------------------
+
+@pytest.mark.case("appr.deleg.both-paths")
+@pytest.mark.req("APPR-06", "APPR-02")
+def test_spawned_subagent_asks_the_parent_delegated_child_is_denied(impl: Harness,
+                                                                     tmp_path: Path) -> None:
+    """Bug: a delegated child raises a card nobody will answer (it hangs), or the
+    parent-forwarding path of seed 000 is lost."""
+    world(impl)
+    spawned = root(impl)
+    for implementer in IMPLEMENTERS:
+        kid = child(impl, spawned, implementer=implementer, background=True)
+        before = len(cards(impl))
+        for action in GATED:
+            result = gated_call(impl, kid, action, str(tmp_path))
+            _refused(result, "APPROVAL-DENIED")
+            assert result["terminal_for_attempt"] is True
+        assert len(cards(impl)) == before, implementer
+    forwarded = call(impl, spawned, "write", path=f"{tmp_path}/w.txt", content="x")
+    assert forwarded["error_code"] == "APPROVAL-PENDING", forwarded
+
+
+@pytest.mark.parametrize("attendance", ["attended", "unattended"])
+@pytest.mark.case("appr.deleg.denied-to-parent-denied-below")
+@pytest.mark.req("APPR-06")
+def test_what_the_parent_is_denied_the_children_are_denied(impl: Harness,
+                                                            attendance: str) -> None:
+    """Bug (claude-code #78063, opencode #26514, continuedev #13289): a child spawned from
+    a restricted parent runs what the parent may not (e.g. allow-all children)."""
+    world(impl, tier="confirm-before-change", attendance=attendance)
+    parent = root(impl)
+    kid = child(impl, parent)
+    grandchild = child(impl, kid, implementer="fork")
+    for agent in (kid, grandchild):
+        for tool, args in (("write", {"path": "x.txt", "content": "x"}),
+                           ("bash", {"command": "true"})):
+            _refused(call(impl, agent, tool, **args), "APPROVAL-DENIED")
+    assert not (impl.workspace / "x.txt").exists()
+    for agent in (kid, grandchild):
+        assert node(impl, agent)["permissions"]["tier"] == "confirm-before-change"
+
+
+@pytest.mark.case("appr.deleg.spawn-args-cannot-widen")
+@pytest.mark.req("APPR-06", "DELEG-02")
+def test_spawn_time_arguments_cannot_widen_mode_or_tools(impl: Harness,
+                                                          tmp_path: Path) -> None:
+    """Bug (claude-code #52557, #55691): a model-supplied `mode`/`tools` at spawn time
+    widens the child beyond its definition and its parent's sandbox."""
+    world(impl)
+    parent = root(impl)
+    want = sorted(t["name"] for t in impl.mounted(READER)["tools"])
+    result = task(impl, parent, "reader", mode="full-access", permission_mode="bypass",
+                  tier="full-access", ask_policy="ask-parent", tools=["write", "bash"])
+    if result["ok"] is False:  # refusing the arguments is conforming; nothing was created
+        assert not impl.driver.request("delegation.tree")["nodes"]
+        return
+    kid = result["content"]["task_id"]
+    assert sorted(node(impl, kid)["tools"]) == want
+    assert node(impl, kid)["permissions"]["tier"] == "auto-within-workspace"
+    assert call(impl, kid, "write", path="w.txt", content="x")["ok"] is False
+    _refused(call(impl, kid, "read", path=f"{tmp_path}/s.txt"), "APPROVAL-DENIED")
+
+
+@pytest.mark.case("appr.deleg.snapshot-not-shared")
+@pytest.mark.req("APPR-06")
+def test_parent_policy_change_after_spawn_does_not_reach_the_child(impl: Harness,
+                                                                    tmp_path: Path) -> None:
+    """Bug (a shared policy object): the child follows the parent's later policy, or
+    the child's pinned never-ask leaks into the parent."""
+    world(impl, tier="auto-within-workspace")
+    parent = root(impl)
+    kid = child(impl, parent)
+    impl.driver.request("approval.setup", {"tier": "full-access"})
+    _refused(call(impl, kid, "write", path=f"{tmp_path}/o.txt", content="x"),
+             "APPROVAL-DENIED")
+    assert not (tmp_path / "o.txt").exists()
+    impl.driver.request("approval.setup", {"tier": "confirm-before-change"})
+    assert call(impl, kid, "write", path="in.txt", content="x")["ok"] is True
+    policy = impl.driver.request("cards.list")["policy"]
+    assert (policy["tier"], policy["ask_policy"]) == ("confirm-before-change", "ask-parent")
+    assert call(impl, parent, "write", path="p.txt", content="x")["error_code"] == \
+        "APPROVAL-PENDING"
+    later = child(impl, kid)  # a grandchild pins its parent's snapshot, not the session's
+    assert node(impl, later)["permissions"]["tier"] == "auto-within-workspace"
+
+
+@pytest.mark.case("appr.deleg.follow-up-keeps-permissions")
+@pytest.mark.req("APPR-06")
+def test_follow_up_task_does_not_reset_permissions(impl: Harness, tmp_path: Path) -> None:
+    """Bug: a follow-up to an existing child re-pins it from the parent's current policy
+    (or drops the pin)."""
+    world(impl, tier="auto-within-workspace")
+    parent = root(impl)
+    kid = child(impl, parent)
+    pinned = node(impl, kid)["permissions"]
+    complete(impl, kid)
+    impl.driver.request("approval.setup", {"tier": "full-access"})
+    assert call(impl, parent, "Task", resume=kid, prompt="one more thing")["ok"] is True
+    assert node(impl, kid)["permissions"] == pinned
+    _refused(call(impl, kid, "write", path=f"{tmp_path}/o.txt", content="x"),
+             "APPROVAL-DENIED")
+
+
+@pytest.mark.case("appr.deleg.session-approval-not-carried")
+@pytest.mark.req("APPR-06")
+def test_an_approval_given_in_the_parent_does_not_carry_over(impl: Harness) -> None:
+    """Decision (SPEC APPR-06): an approved card approves one call; it is not part of
+    the snapshot. Bug: the child silently gets what the user approved for the parent."""
+    world(impl, tier="confirm-before-change")
+    parent = root(impl)
+    card = call(impl, parent, "write", path="a.txt", content="1")["error_detail"]["card"]
+    assert impl.driver.request("card.decide", {"card": card["id"],
+                                               "decision": "approve"})["result"]["ok"]
+    kid = child(impl, parent)
+    _refused(call(impl, kid, "write", path="a.txt", content="2"), "APPROVAL-DENIED")
+    assert (impl.workspace / "a.txt").read_text() == "1"
+
+
+# -- APPR-07 the fixed notice ---------------------------------------------------------
+
+@pytest.mark.case("appr.deleg.notice-every-child")
+@pytest.mark.req("APPR-07")
+def test_every_delegated_child_carries_one_fixed_notice(impl: Harness) -> None:
+    """Bug: the notice is missing for some implementer, repeated on follow-up, or varies
+    between children (it is fixed)."""
+    world(impl)
+    parent = root(impl)
+    notices = []
+    for implementer in IMPLEMENTERS:
+        kid = child(impl, parent, implementer=implementer, prompt="the-task-marker")
+        complete(impl, kid)
+        call(impl, parent, "Task", resume=kid, prompt="follow-up-marker")
+        entries = context(impl, kid)
+        found = [e for e in entries if e["kind"] == "notice"]
+        assert len(found) == 1, (implementer, entries)
+        assert found[0]["text"].strip() and "task-marker" not in found[0]["text"]
+        notices.append(found[0]["text"])
+    assert len(set(notices)) == 1
+
+
+# -- APPR-08 reconstructible from the log ---------------------------------------------
+
+def _scenario(impl: Harness, roots: list[str]) -> tuple[dict[str, Any], str]:
+    world(impl, tier="auto-edit", roots=roots)
+    parent = root(impl)
+    kid = child(impl, parent, implementer="fork")
+    child(impl, kid, implementer="out-of-process", background=True)
+    call(impl, parent, "TaskStop", task_id=kid)
+    log = impl.driver.request("delegation.log", {})
+    return log, kid
+
+
+@pytest.mark.case("appr.deleg.log-records-pins")
+@pytest.mark.req("APPR-08")
+def test_each_childs_log_reconstructs_its_permissions(impl: Harness, tmp_path: Path) -> None:
+    """Bug: the child's log lacks the sandbox mode or approval policy, records the
+    parent's live policy, or is not deterministic."""
+    log, _ = _scenario(impl, [str(tmp_path)])
+    for n in impl.driver.request("delegation.tree")["nodes"]:
+        own = impl.driver.request("delegation.log", {"agent": n["agent"]})["events"]
+        assert own and all(e["agent"] == n["agent"] for e in own)
+        mode = [e for e in own if e["event"] == "sandbox_mode" and e["from"] == "delegation"]
+        policy = [e for e in own
+                  if e["event"] == "approval_policy" and e["from"] == "delegation"]
+        assert len(mode) == 1 and len(policy) == 1, own
+        assert (mode[0]["tier"], mode[0]["attendance"], mode[0]["writable_roots"]) == (
+            n["permissions"]["tier"], n["permissions"]["attendance"],
+            n["permissions"]["writable_roots"])
+        assert mode[0]["tier"] == "auto-edit"
+        assert [Path(r).resolve() for r in mode[0]["writable_roots"]] == [tmp_path.resolve()]
+        assert policy[0]["ask_policy"] == "never-ask"
+    again, _ = _scenario(impl, [str(tmp_path)])
+    assert again["text"] == log["text"] and log["text"]
+
+
+# -- DELEG-05 a new flat scope ------------------------------------------------------
+
+def _memory_type(name: str, mode: str, tools: str = "[read, Task]") -> str:
+    return (f"name: {name}\ndescription: {name} agent\ntools: {tools}\nmemory: {mode}\n"
+            f"prompt: Work as {name}.\n")
+
+
+@pytest.mark.case("deleg.scope.new-and-flat")
+@pytest.mark.req("DELEG-05")
+def test_child_scope_is_its_own_and_only_the_main_mount_is_shared(impl: Harness) -> None:
+    """Bug: a child is bound to its parent's scope key (its memory directory), so it reads
+    and writes the parent's private memory, or a shared child binds to its parent's
+    directory instead of the main agent's resident memory."""
+    for folder in ("mem/agents", "mem/main"):
+        (impl.workspace / folder).mkdir(parents=True, exist_ok=True)
+    impl.setup(**default_world(), memory={"subagent_root": "mem/agents",
+                                          "main_dir": "mem/main", "main_enabled": False})
+    impl.driver.request("delegation.setup", {"agent_types": [
+        _memory_type("planner", "private"), _memory_type("noter", "private"),
+        _memory_type("sharer", "shared")]})
+    parent = impl.driver.request("agent.spawn",
+                                 {"source": _memory_type("planner", "private")})["agent"]
+    assert call(impl, parent, "memory_write", file="PLAN.md", content="parent-secret")["ok"]
+    for implementer in IMPLEMENTERS:
+        noter = child(impl, parent, "noter", implementer=implementer)
+        sharer = child(impl, noter, "sharer", implementer=implementer)
+        wrote = call(impl, noter, "memory_write", file="NOTE.md", content=implementer)
+        assert wrote["ok"] is True, wrote
+        assert call(impl, sharer, "memory_write", file="SHARED.md", content=implementer)["ok"]
+        read = call(impl, noter, "memory_read")
+        assert read["ok"] is True, read
+        listing = json.dumps(read)
+        assert "PLAN.md" not in listing and "parent-secret" not in listing, listing
+        complete(impl, sharer)
+        complete(impl, noter)
+    planner_files = {p.name for p in (impl.workspace / "mem/agents/planner").iterdir()}
+    assert planner_files == {"PLAN.md"}, planner_files
+    assert (impl.workspace / "mem/agents/noter/NOTE.md").is_file()
+    assert (impl.workspace / "mem/main/SHARED.md").is_file()
+    assert not (impl.workspace / "mem/agents/noter/SHARED.md").exists()

@@ -1,0 +1,192 @@
+"""Workflows (FLOW-01) and the fixed-script iteration mode (FLOW-03): a script in an
+isolated, restricted worker whose subagents fan out through the delegation capability,
+and rounds of fresh children that are given exactly four things. Each test names the
+buggy implementation it is for."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from capconf.conformance.harness import Harness
+from capconf.conformance.suite.delegation_world import agent_type, call, context, node, world
+
+WORKER = agent_type("worker", "[read, write]")
+LEAD = agent_type("lead", "[read, Task, TaskStop]")
+FAN_OUT = """\
+handles = [spawn('worker', 'part ' + str(i)) for i in range(4)]
+reports = wait(handles)
+emit([r['task_id'] for r in reports])
+emit([r['report'] for r in reports])
+"""
+
+
+def _world(impl: Harness, **kwargs: Any) -> str:
+    world(impl, types=[WORKER, LEAD], **kwargs)
+    agent: str = impl.driver.request("agent.spawn", {"source": LEAD})["agent"]
+    return agent
+
+
+def _run(impl: Harness, parent: str, script: str,
+         responses: dict[str, Any] | None = None) -> dict[str, Any]:
+    result: dict[str, Any] = impl.driver.request("flow.run", {
+        "agent": parent, "script": script,
+        "responses": {"worker": {"status": "completed", "report": {"ok": True}}}
+        if responses is None else responses})
+    return result
+
+
+def _tree(impl: Harness) -> list[dict[str, Any]]:
+    nodes: list[dict[str, Any]] = impl.driver.request("delegation.tree")["nodes"]
+    return nodes
+
+
+# -- FLOW-01 ------------------------------------------------------------------------
+
+@pytest.mark.case("flow.run.fans-out-through-delegation")
+@pytest.mark.req("FLOW-01", "APPR-06")
+def test_workflow_children_are_delegated_children(impl: Harness, tmp_path: Path) -> None:
+    """Bug: the workflow engine builds its own children beside the delegation capability
+    (no lineage, no pinned permissions), or reports them out of order."""
+    parent = _world(impl)
+    result = _run(impl, parent, FAN_OUT)
+    assert result["status"] == "completed", result
+    children = result["children"]
+    assert len(children) == 4 and result["result"][0] == children
+    assert result["result"][1] == [{"ok": True}] * 4
+    by_id = {n["agent"]: n for n in _tree(impl)}
+    for kid in children:
+        assert by_id[kid]["parent"] == parent and by_id[kid]["depth"] == 1
+        assert by_id[kid]["permissions"]["ask_policy"] == "never-ask"
+        denied = call(impl, kid, "write", path=f"{tmp_path}/x.txt", content="x")
+        assert denied["ok"] is False and denied["error_code"] == "APPROVAL-DENIED", denied
+    events = [e["event"] for e in result["events"]]
+    assert events[0] == "workflow.started" and events[-1] == "workflow.completed"
+
+
+@pytest.mark.case("flow.run.deterministic")
+@pytest.mark.req("FLOW-01")
+def test_same_script_same_world_same_results_and_events(impl: Harness) -> None:
+    """Bug: results or lifecycle events depend on thread or process scheduling."""
+    first = _run(impl, _world(impl), FAN_OUT)
+    second = _run(impl, _world(impl), FAN_OUT)
+    assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
+
+
+ESCAPES = [
+    ("import", "import os\nx = os.getcwd()\n"),
+    ("dunder-import", "m = __import__('os')\n"),
+    ("open", "f = open('pwned.txt', 'w')\n"),
+    ("class-traversal", "x = ().__class__.__mro__[1].__subclasses__()\n"),
+    ("format-gadget", "x = '{0.__class__}'.format(spawn)\n"),
+    ("getattr", "x = getattr(spawn, '__globals__')\n"),
+    ("eval", "x = eval('1 + 1')\n"),
+    ("def", "def f():\n    return 1\n"),
+    ("lambda", "f = lambda: 1\n"),
+    ("endless-loop", "while True:\n    pass\n"),
+    ("long-loop", "for i in range(10 ** 12):\n    pass\n"),
+    ("syntax", "spawn('worker',\n"),
+]
+
+
+@pytest.mark.parametrize("script", [pytest.param(s, id=n, marks=pytest.mark.case(
+    f"flow.run.restricted.{n}")) for n, s in ESCAPES])
+@pytest.mark.req("FLOW-01")
+def test_an_escape_attempt_fails_the_workflow_with_a_location(impl: Harness,
+                                                                script: str) -> None:
+    """Bug: the script runs with the host's full environment (imports, files, builtins,
+    attribute traversal) or can hang the host."""
+    parent = _world(impl)
+    result = _run(impl, parent, script + "h = spawn('worker', 'after')\n")
+    assert result["status"] == "failed", result
+    assert isinstance(result["error"], dict) and result["error"].get("code")
+    if "range(10 ** 12)" not in script:
+        assert isinstance(result["error"].get("line"), int), result["error"]
+    assert result["children"] == [] and _tree(impl) == []
+    assert not (impl.workspace / "pwned.txt").exists()
+
+
+@pytest.mark.case("flow.run.limits-and-no-hang")
+@pytest.mark.req("FLOW-01", "DELEG-03")
+def test_workflow_spawns_obey_the_limits_and_waits_never_hang(impl: Harness) -> None:
+    """Bug: workflow fan-out escapes the delegation limits, or a wait for a child that
+    never reports blocks forever."""
+    parent = _world(impl, max_fanout=3)
+    result = _run(impl, parent, "hs = [spawn('worker', str(i)) for i in range(5)]\n")
+    assert result["status"] == "failed" and len(result["children"]) == 3, result
+    parent = _world(impl)
+    result = _run(impl, parent, "r = wait([spawn('worker', 'x')])\n", responses={})
+    assert result["status"] == "failed" and len(result["children"]) == 1, result
+
+
+# -- FLOW-03 ------------------------------------------------------------------------
+
+ROUND_KEYS = {"goal", "round", "max_rounds", "instruction", "previous_handoff"}
+
+
+def _iterate(impl: Harness, parent: str, rounds: list[dict[str, Any]], *,
+             max_rounds: int = 4, implementer: str | None = None) -> dict[str, Any]:
+    args: dict[str, Any] = {"agent": parent, "goal": "ship the parser", "agent_type": "worker",
+                            "max_rounds": max_rounds, "responses": rounds}
+    if implementer is not None:
+        args["implementer"] = implementer
+    result: dict[str, Any] = impl.driver.request("flow.iterate", args)
+    return result
+
+
+@pytest.mark.case("flow.iterate.exact-round-input")
+@pytest.mark.req("FLOW-03")
+def test_each_round_gets_exactly_goal_round_instruction_and_previous_handoff(
+        impl: Harness) -> None:
+    """Bug: a round is seeded with the parent's conversation or earlier rounds' sessions,
+    or gets every earlier hand-off instead of the previous one."""
+    parent = _world(impl)
+    for role, text in (("user", "parent-secret-marker"), ("assistant", "parent-answer-marker")):
+        impl.driver.request("history.append", {"agent": parent, "role": role, "text": text})
+    impl.driver.request("history.end_turn", {"agent": parent})
+    rounds = [{"status": "continue", "handoff": {"note": f"handoff-{k}-marker"}}
+              for k in range(1, 4)]
+    result = _iterate(impl, parent, rounds, max_rounds=3)
+    assert [r["round"] for r in result["rounds"]] == [1, 2, 3]
+    ids = [r["task_id"] for r in result["rounds"]]
+    assert len(set(ids)) == 3
+    instructions = set()
+    for k, kid in enumerate(ids, start=1):
+        entries = context(impl, kid)
+        others = [e for e in entries if e["kind"] != "notice"]
+        assert [e["kind"] for e in others] == ["task"], entries
+        given = others[0]["input"]
+        assert set(given) == ROUND_KEYS
+        assert (given["goal"], given["round"], given["max_rounds"]) == ("ship the parser", k, 3)
+        want_previous = None if k == 1 else {"note": f"handoff-{k - 1}-marker"}
+        assert given["previous_handoff"] == want_previous
+        assert given["instruction"].strip()
+        instructions.add(given["instruction"])
+        text = json.dumps(entries)
+        assert "parent-secret-marker" not in text and "parent-answer-marker" not in text
+        for j in range(1, k - 1):
+            assert f"handoff-{j}-marker" not in text, (k, j)
+        assert node(impl, kid)["inherits_parent_context"] is False
+        assert node(impl, kid)["status"] != "running"
+    assert len(instructions) == 1
+
+
+@pytest.mark.case("flow.iterate.self-reported-end")
+@pytest.mark.req("FLOW-03")
+def test_rounds_end_on_self_reported_done_or_blocked_or_the_cap(impl: Harness) -> None:
+    """Bug: the loop ignores the child's done/blocked report, or stops before the cap."""
+    parent = _world(impl)
+    cont = {"status": "continue", "handoff": {}}
+    done = _iterate(impl, parent, [cont, {"status": "done", "handoff": {}}, cont, cont])
+    assert (done["status"], len(done["rounds"])) == ("done", 2)
+    blocked = _iterate(impl, parent, [{"status": "blocked", "handoff": {"why": "x"}}])
+    assert (blocked["status"], len(blocked["rounds"])) == ("blocked", 1)
+    capped = _iterate(impl, parent, [cont] * 5, max_rounds=3)
+    assert (capped["status"], len(capped["rounds"])) == ("max_rounds", 3)
+    error = impl.driver.request_error("flow.iterate", {
+        "agent": parent, "goal": "g", "agent_type": "worker", "max_rounds": 2,
+        "responses": [cont], "implementer": "fork"})
+    assert error["code"]

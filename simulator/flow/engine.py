@@ -1,0 +1,166 @@
+"""The workflow capability's host side (FLOW-01): start a worker process for a script,
+serve its host-API calls, and fan its "create a subagent" calls out through the
+delegation capability. It owns the workflow's lifecycle events (started, child spawned,
+waited, completed or failed), separate from the delegation tree's log.
+
+Nothing runs a model, so a child's report is the driver's: ``responses`` maps an agent
+type to the report its children give when the script waits for them. A wait for a child
+whose type has no scripted response fails the workflow with ``FLOW-NO-RESPONSE`` rather
+than blocking: nothing hangs.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from capconf.simulator.delegation.capability import (
+    AgentFactory,
+    DelegationCapability,
+    DelegationError,
+)
+from capconf.simulator.delegation.host import RUNNING
+
+
+@dataclass
+class WorkflowRun:
+    parent: str
+    events: list[dict[str, Any]] = field(default_factory=list)
+    children: list[str] = field(default_factory=list)
+    reports: dict[str, dict[str, Any]] = field(default_factory=dict)
+    handles: dict[str, str] = field(default_factory=dict)  # the script's handle -> task id
+    refusal: dict[str, Any] | None = None  # a pipelined spawn's refusal, not yet raised
+    emitted: list[Any] = field(default_factory=list)
+    status: str = "running"
+    error: dict[str, Any] | None = None
+
+    def event(self, kind: str, **facts: Any) -> None:
+        self.events.append({"seq": len(self.events) + 1, "event": kind, **facts})
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "result": self.emitted, "children": self.children,
+                "events": self.events, "error": self.error}
+
+
+class _Refusal(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def run_workflow(capability: DelegationCapability, parent: str, script: str,
+                 responses: Mapping[str, Mapping[str, Any]],
+                 factory: AgentFactory) -> WorkflowRun:
+    run = WorkflowRun(parent)
+    run.event("workflow.started", parent=parent)
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-m", "capconf.simulator.flow.worker"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8",
+        env={}, close_fds=True)
+    stdin, stdout = proc.stdin, proc.stdout
+    assert stdin is not None and stdout is not None
+    try:
+        stdin.write(json.dumps({"script": script}) + "\n")
+        stdin.flush()
+        for line in stdout:
+            message = json.loads(line)
+            if "end" in message:
+                _finish(run, message if run.refusal is None or message["end"] == "failed"
+                        else {"end": "failed", **run.refusal})
+                break
+            if message.get("call") == "spawn":
+                _spawn(capability, run, message, factory)
+                continue
+            if run.refusal is not None:
+                answer = {"ok": False, **run.refusal}
+            else:
+                try:
+                    answer = {"ok": True, "result": _serve(capability, run, message,
+                                                            responses, factory)}
+                except _Refusal as exc:
+                    answer = {"ok": False, "code": exc.code, "message": exc.message}
+            stdin.write(json.dumps(answer, sort_keys=True) + "\n")
+            stdin.flush()
+        else:
+            _finish(run, {"end": "failed", "code": "FLOW-WORKER-GONE",
+                          "message": "the workflow worker exited without ending"})
+    finally:
+        stdin.close()
+        stdout.close()
+        proc.wait()
+    return run
+
+
+def _finish(run: WorkflowRun, message: Mapping[str, Any]) -> None:
+    if message["end"] == "completed":
+        run.status = "completed"
+        run.event("workflow.completed", children=len(run.children))
+        return
+    run.status = "failed"
+    run.error = {k: v for k, v in message.items() if k != "end"}
+    run.event("workflow.failed", code=message.get("code"))
+
+
+def _serve(capability: DelegationCapability, run: WorkflowRun, message: Mapping[str, Any],
+           responses: Mapping[str, Mapping[str, Any]], factory: AgentFactory) -> Any:
+    call = message.get("call")
+    if call == "wait":
+        handles = message.get("handles")
+        if not isinstance(handles, list):
+            raise _Refusal("bad_request", "wait takes a list of handles")
+        out = [_wait_one(capability, run, str(h), responses) for h in handles]
+        run.event("workflow.waited", handles=len(out))
+        return out
+    if call == "emit":
+        run.emitted.append(message.get("value"))
+        return None
+    raise _Refusal("bad_request", f"unknown host call {call!r}")
+
+
+def _spawn(capability: DelegationCapability, run: WorkflowRun, message: Mapping[str, Any],
+           factory: AgentFactory) -> None:
+    """A pipelined spawn: after a refusal, later spawns are not attempted."""
+    if run.refusal is not None:
+        return
+    try:
+        handoff = capability.delegate(
+            run.parent, str(message.get("agent_type")), str(message.get("prompt")),
+            background=True, implementer_name=str(message.get("implementer")),
+            factory=factory)
+    except DelegationError as exc:
+        run.refusal = {"code": exc.code, "message": exc.message, "line": message.get("line")}
+        return
+    task_id: str = handoff["task_id"]
+    run.handles[str(message.get("handle"))] = task_id
+    run.children.append(task_id)
+    run.event("workflow.child", task_id=task_id, agent_type=handoff["agent_type"])
+
+
+def _wait_one(capability: DelegationCapability, run: WorkflowRun, handle: str,
+              responses: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    if handle not in run.handles:
+        raise _Refusal("NOT-YOUR-TASK", f"{handle} was not spawned by this workflow")
+    handle = run.handles[handle]
+    if handle in run.reports:
+        return run.reports[handle]
+    node = capability.node(handle)
+    if node.status == RUNNING:
+        response = responses.get(node.agent_type)
+        if response is None:
+            raise _Refusal("FLOW-NO-RESPONSE", f"no response scripted for agent type "
+                           f"{node.agent_type!r}; a wait never blocks")
+        try:
+            delivered = capability.complete(handle, str(response.get("status", "completed")),
+                                            response.get("report"))
+        except DelegationError as exc:
+            raise _Refusal(exc.code, exc.message) from None
+    else:
+        delivered = {"task_id": handle, "status": node.status, "report": None}
+    report = {"task_id": handle, "status": delivered["status"], "report": delivered["report"]}
+    run.reports[handle] = report
+    return report
