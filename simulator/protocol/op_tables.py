@@ -7,19 +7,23 @@ feature group in FEATURES: `hello` reports exactly this.
 from __future__ import annotations
 
 from capconf.simulator.approval.ops import OPS as MCP_APPROVAL_OPS
+from capconf.simulator.call.ops import OPS as CALL_OPS
 from capconf.simulator.memory.ops import OPS as MEMORY_OPS
+from capconf.simulator.namespaces.ops import OPS as NAMESPACE_OPS
 from capconf.simulator.protocol.core_ops import CORE_OPS
 from capconf.simulator.protocol.session import Handler
 from capconf.simulator.skills.ops import OPS as SKILLS_KNOWLEDGE_OPS
 
 FEATURES: tuple[str, ...] = ("def", "tool", "prompt", "call", "memory", "skills", "knowledge",
-                             "mcp", "approval")
+                             "mcp", "approval", "namespaces")
 
 OP_TABLES: tuple[dict[str, Handler], ...] = (
     CORE_OPS,
     MEMORY_OPS,
     SKILLS_KNOWLEDGE_OPS,
     MCP_APPROVAL_OPS,
+    NAMESPACE_OPS,
+    CALL_OPS,
 )
 
 

@@ -153,6 +153,7 @@ _AREA_MODULES = (
     "mutants.skills_knowledge",
     "mutants.mcp_approval",
     "mutants.memory",
+    "mutants.namespaces_call",
 )
 
 
