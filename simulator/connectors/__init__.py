@@ -1,10 +1,13 @@
 """Connectors (seed 001): connector.yaml, CONNECTOR.md and manifest.yaml; action
-permissions, quotas in units, lifecycle URLs, read-only sync, gating, custom connectors.
+permissions, quotas in units, the response guard, provider stops, undocumented commands.
 
-Planned: specified in SPEC.md section 11, not yet implemented or tested.
+The three files parse into values (model); permissions are a table of rules (permissions);
+the guard is one pure function (guard); one call is a fixed order of checks over that
+state (runtime). Lifecycle URLs, sync, gates, custom connectors and the connection
+registry (CONN-06, 08, 09, 10, 12, 13, 14) are planned: specified in SPEC.md section 11.
 
 Requirements: CONN-01..14
-Spec: SPEC.md section 11
-Suite: (none yet)
-Golden: (none yet)
+Spec: SPEC.md section 11b
+Suite: conformance/suite/test_connectors.py
+Golden: golden/connectors/
 """

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from capconf.simulator.approval.ops import OPS as MCP_APPROVAL_OPS
 from capconf.simulator.call.ops import OPS as CALL_OPS
+from capconf.simulator.connectors.ops import OPS as CONNECTOR_OPS
 from capconf.simulator.memory.ops import OPS as MEMORY_OPS
 from capconf.simulator.namespaces.ops import OPS as NAMESPACE_OPS
 from capconf.simulator.protocol.core_ops import CORE_OPS
@@ -15,7 +16,7 @@ from capconf.simulator.protocol.session import Handler
 from capconf.simulator.skills.ops import OPS as SKILLS_KNOWLEDGE_OPS
 
 FEATURES: tuple[str, ...] = ("def", "tool", "prompt", "call", "memory", "skills", "knowledge",
-                             "mcp", "approval", "namespaces")
+                             "mcp", "approval", "namespaces", "connectors")
 
 OP_TABLES: tuple[dict[str, Handler], ...] = (
     CORE_OPS,
@@ -24,6 +25,7 @@ OP_TABLES: tuple[dict[str, Handler], ...] = (
     MCP_APPROVAL_OPS,
     NAMESPACE_OPS,
     CALL_OPS,
+    CONNECTOR_OPS,
 )
 
 

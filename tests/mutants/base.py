@@ -154,6 +154,7 @@ _AREA_MODULES = (
     "mutants.mcp_approval",
     "mutants.memory",
     "mutants.namespaces_call",
+    "mutants.connectors",
 )
 
 

@@ -1,0 +1,228 @@
+"""Connectors (CONN-01..05, 07, 11), observed through the mail connector fixture
+(conformance/fixtures/connectors/gmail: connector.yaml, CONNECTOR.md, manifest.yaml),
+sent to the implementation as text with `conn.setup`. Behaviour, not wording: cases check
+verdicts, codes, what ran and what came back, never message texts.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from capconf.conformance.harness import Harness
+from capconf.conformance.locations import package_file
+
+ALL_SCOPES = ["gmail.readonly", "gmail.send", "gmail.compose", "gmail.modify"]
+CONNECT_URL = "https://settings.example/connect/gmail?state=a%2Fb&x=1"
+SCOPE_URL = "https://settings.example/scopes/gmail?add=gmail.send&acct=7"
+
+
+def gmail_files(**replace: tuple[str, str]) -> dict[str, str]:
+    """The fixture's three files; ``replace={file: (old, new)}`` edits one of them."""
+    folder = package_file("fixtures", "connectors", "gmail")
+    files = {name: (folder / name).read_text(encoding="utf-8")
+             for name in ("connector.yaml", "CONNECTOR.md", "manifest.yaml")}
+    for name, (old, new) in replace.items():
+        key = name.replace("_", ".") if name != "CONNECTOR_md" else "CONNECTOR.md"
+        assert old in files[key], (key, old)
+        files[key] = files[key].replace(old, new)
+    return files
+
+
+def setup(impl: Harness, files: dict[str, str] | None = None, scopes: list[str] | None = None,
+          connected: bool = True, **extra: Any) -> Any:
+    driver = impl.driver
+    driver.request("conn.setup", {
+        "connectors": [{"files": files or gmail_files()}],
+        "accounts": {"gmail": {"connected": connected,
+                               "scopes": ALL_SCOPES if scopes is None else scopes,
+                               "connect_url": CONNECT_URL, "scope_add_url": SCOPE_URL}},
+        **extra})
+    driver.request("conn.task.start", {})
+    return driver
+
+
+def call(driver: Any, command: str, **params: Any) -> dict[str, Any]:
+    result: dict[str, Any] = driver.request("conn.call", {"connector": "gmail",
+                                                          "command": command, "params": params})
+    return result
+
+
+def is_card(result: dict[str, Any]) -> bool:
+    return result["ok"] is False and "card" in result["error_detail"]
+
+
+# -- CONN-01 / CONN-11 ---------------------------------------------------------------
+
+@pytest.mark.case("conn.files.three-files")
+@pytest.mark.req("CONN-01")
+def test_a_connector_is_its_three_files(impl: Harness) -> None:
+    """Bug: the runtime reads commands from the manifest or ignores CONNECTOR.md, or
+    accepts a connector without its operating manual."""
+    driver = setup(impl)
+    for command in ("+triage", "+read", "users.messages.list", "users.labels.list"):
+        assert call(driver, command)["ok"] is True, command
+    broken = gmail_files()
+    del broken["CONNECTOR.md"]
+    error = driver.request_error("conn.setup", {"connectors": [{"files": broken}]})
+    assert error["code"] != "not_implemented"
+
+
+@pytest.mark.case("conn.commands.undocumented-absent")
+@pytest.mark.req("CONN-11")
+def test_an_undocumented_command_does_not_exist_and_docs_grant_nothing(impl: Harness) -> None:
+    """Bug: a method the manifest knows but CONNECTOR.md does not document runs (or asks),
+    or a sentence in the document ("sending needs no approval") skips the card."""
+    driver = setup(impl)
+    for command in ("users.settings.filters.create", "+filter", "users.messages.delete"):
+        result = call(driver, command, id="m1")
+        assert result["ok"] is False and not is_card(result), command
+        assert result["error_code"] == "unsupported_command"
+        assert result["terminal_for_attempt"] is True
+    assert is_card(call(driver, "+send", to="a@example.com", body="hi"))
+
+
+# -- CONN-02 -------------------------------------------------------------------------
+
+@pytest.mark.case("conn.permission.method-over-group")
+@pytest.mark.req("CONN-02")
+def test_the_method_default_overrides_the_group_default(impl: Harness) -> None:
+    """Bug: only the group default is read (drafts would ask, trash would ask), or ask
+    runs without a card, or deny raises a card."""
+    driver = setup(impl)
+    assert call(driver, "users.messages.get", id="m1")["ok"] is True          # read: allow
+    assert call(driver, "users.drafts.create", body="x")["ok"] is True        # method allow
+    trash = call(driver, "users.messages.trash", id="m1")                     # method deny
+    assert trash["ok"] is False and not is_card(trash)
+    assert trash["error_code"] == "permission_denied"
+    assert is_card(call(driver, "users.messages.modify", id="m1", add=["L"]))  # group ask
+
+
+@pytest.mark.case("conn.permission.settings-narrow")
+@pytest.mark.req("CONN-02")
+def test_a_user_setting_narrows_and_never_widens(impl: Harness) -> None:
+    """Bug: the settings page's allow turns an ask into a silent send, or its deny is
+    ignored for methods with their own default."""
+    driver = setup(impl, settings={"gmail": {"read": "deny", "write": "allow"}})
+    denied = call(driver, "users.messages.get", id="m1")
+    assert denied["ok"] is False and denied["error_code"] == "permission_denied"
+    assert is_card(call(driver, "users.messages.send", to="a@example.com", body="x"))
+
+
+@pytest.mark.case("conn.permission.scopes-independent")
+@pytest.mark.req("CONN-02")
+def test_permissions_and_scopes_are_independent_checks(impl: Harness) -> None:
+    """Bug: an allowed action skips the scope check, a granted scope lifts a deny, or the
+    scope URL is rebuilt instead of passed on verbatim."""
+    driver = setup(impl, scopes=["gmail.readonly", "gmail.modify"])
+    drafts = call(driver, "users.drafts.create", body="x")                   # allow, no scope
+    assert drafts["ok"] is False and drafts["error_code"] == "missing_scope"
+    assert SCOPE_URL in json.dumps(drafts["error_detail"], ensure_ascii=False)
+    send = call(driver, "users.messages.send", to="a@example.com", body="x")  # ask, no scope
+    assert send["ok"] is False and send["error_code"] == "missing_scope"
+    trash = call(driver, "users.messages.trash", id="m1")                    # deny, scope ok
+    assert trash["ok"] is False and trash["error_code"] == "permission_denied"
+
+
+# -- CONN-03 -------------------------------------------------------------------------
+
+@pytest.mark.case("conn.card.from-manifest")
+@pytest.mark.req("CONN-03")
+def test_cards_are_filled_from_the_manifest(impl: Harness) -> None:
+    """Bug: phrase and buttons are hard-coded, so a manifest change does not reach the
+    card, or every method gets the send variant."""
+    driver = setup(impl)
+    send = call(driver, "+send", to="a@example.com", body="hi")["error_detail"]["card"]
+    reply = call(driver, "users.messages.reply", id="m1", body="ok")["error_detail"]["card"]
+    assert send["phrase"] == "send this email in Gmail"
+    assert send["buttons"] == {"allow_once": "Send", "deny": "Don't send"}
+    assert reply["phrase"] == "reply to this email in Gmail"
+    assert reply["buttons"]["allow_once"] == "Reply"
+    assert send["approval_policy"] == "fresh_consent_or_task_allow"
+    edited = gmail_files(manifest_yaml=('approval_phrase: "send this email in Gmail"',
+                                        'approval_phrase: "mail it, via Gmail \u2709"'))
+    driver = setup(impl, files=edited)
+    card = call(driver, "+send", to="a@example.com", body="hi")["error_detail"]["card"]
+    assert card["phrase"] == "mail it, via Gmail \u2709"
+
+
+@pytest.mark.case("conn.card.click-runs-exactly-that")
+@pytest.mark.req("CONN-03", "CONN-02")
+def test_only_the_users_allow_runs_the_carded_call(impl: Harness) -> None:
+    """Bug: the call runs when the card is raised, runs after a deny, or runs with
+    other arguments than the card showed."""
+    driver = setup(impl)
+    card = call(driver, "+send", to="a@example.com", body="hello")["error_detail"]["card"]
+    denied = driver.request("conn.card.settle", {"card_id": card["id"], "choice": "deny"})
+    assert denied["ok"] is False
+    card = call(driver, "+send", to="b@example.com", body="second")["error_detail"]["card"]
+    sent = driver.request("conn.card.settle", {"card_id": card["id"],
+                                               "choice": "allow_once"})
+    assert sent["ok"] is True
+    assert "b@example.com" in json.dumps(sent["content"])
+    assert "a@example.com" not in json.dumps(sent["content"])
+    driver.request_error("conn.card.settle", {"card_id": card["id"],
+                                              "choice": "allow_once"})
+
+
+# -- CONN-04 / CONN-07 ---------------------------------------------------------------
+
+@pytest.mark.case("conn.quota.units-per-method")
+@pytest.mark.req("CONN-04")
+def test_quota_counts_units_of_each_method_not_requests(impl: Harness) -> None:
+    """Bug: the quota counts requests (6,000 calls), or charges one flat price, so cheap
+    methods are refused as early as expensive ones."""
+    driver = setup(impl)
+    for i in range(299):                                   # 299 x 20 = 5,980 units
+        assert call(driver, "users.messages.get", id=f"m{i}")["ok"] is True, i
+    for i in range(20):                                    # 20 x 1 = 20 units: 6,000
+        assert call(driver, "users.labels.list")["ok"] is True, f"labels #{i}"
+    over = call(driver, "users.labels.list")
+    assert over["ok"] is False and over["error_code"] == "connector_rate_limited"
+    assert isinstance(over["retry_after_ms"], int) and 0 < over["retry_after_ms"] <= 60_000
+
+
+@pytest.mark.case("conn.rate-limit.stops-the-attempt")
+@pytest.mark.req("CONN-07", "CONN-04")
+def test_a_rate_limit_stops_the_provider_for_the_attempt_and_reports_progress(
+        impl: Harness) -> None:
+    """Bug: the runtime keeps going after the limit (other methods, or the same one once
+    the window turns), or forgets what it already did."""
+    driver = setup(impl)
+    done = 0
+    while True:
+        result = call(driver, "users.messages.get", id=f"m{done}")
+        if not result["ok"]:
+            break
+        done += 1
+        assert done <= 300, "6,000 units per minute were never enforced"
+    assert result["error_code"] == "connector_rate_limited"
+    assert result["terminal_for_attempt"] is True
+    assert len(result["error_detail"]["completed"]) == done
+    driver.request("conn.clock.advance", {"ms": 120_000})
+    for command in ("users.labels.list", "+triage", "users.messages.get"):
+        again = call(driver, command, id="x")
+        assert again["ok"] is False and again["terminal_for_attempt"] is True, command
+    driver.request("conn.task.start", {})
+    assert call(driver, "users.labels.list")["ok"] is True
+
+
+# -- CONN-05 -------------------------------------------------------------------------
+
+@pytest.mark.case("conn.guard.verification-codes")
+@pytest.mark.req("CONN-05")
+def test_a_protected_read_never_returns_a_verification_code(impl: Harness) -> None:
+    """Bug: the guard is not applied (the code reaches the model), or it blanks every
+    number and the read becomes useless."""
+    message = {"subject": "Your sign-in", "body": "Your verification code is 482913. "
+               "Do not share it.\nInvoice 2026-0042: total 1234 EUR, order 88812345.",
+               "snippet": "OTP: 7731"}
+    driver = setup(impl, responses={"gmail": {"users.messages.get": message}})
+    result = call(driver, "+read", id="m1")
+    assert result["ok"] is True
+    text = json.dumps(result["content"], ensure_ascii=False)
+    assert "482913" not in text and "7731" not in text
+    for kept in ("Invoice 2026-0042", "1234 EUR", "88812345", "Your sign-in"):
+        assert kept in text, kept

@@ -1,0 +1,119 @@
+"""Driver ops of the connectors area (feature group ``connectors``).
+
+``conn.setup`` loads connectors from their files (the three documents, as text) with the
+accounts, settings and canned provider answers of the test; ``conn.call`` runs one
+command; ``conn.card.settle`` is the user's click on a connector card; ``conn.task.start``
+begins a new attempt; ``conn.clock.advance`` moves the injected clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from capconf.simulator.approval.decision import Attendance, Verdict
+from capconf.simulator.connectors.model import ConnectorError, parse_connector
+from capconf.simulator.connectors.runtime import Account, ConnectorRuntime
+from capconf.simulator.protocol.session import Handler, ProtocolError, Session
+
+KEY = "connectors"
+
+
+def _runtime(session: Session) -> ConnectorRuntime:
+    found = session.state.get(KEY)
+    if not isinstance(found, ConnectorRuntime):
+        raise ProtocolError("no_connectors", "call conn.setup first")
+    return found
+
+
+def _mapping(args: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = args.get(key, {})
+    if not isinstance(value, dict):
+        raise ProtocolError("bad_request", f"`{key}` must be an object", ("args", key))
+    return value
+
+
+def op_conn_setup(session: Session, args: Mapping[str, Any]) -> Any:
+    rows = args.get("connectors")
+    if not isinstance(rows, list) or not rows:
+        raise ProtocolError("bad_request", "`connectors` must be a non-empty list of "
+                            "{files: {name: text}}", ("args", "connectors"))
+    connectors = {}
+    for i, row in enumerate(rows):
+        files = row.get("files") if isinstance(row, dict) else None
+        if not isinstance(files, dict):
+            raise ProtocolError("bad_request", "each connector is {files: {name: text}}",
+                                ("args", "connectors", i))
+        try:
+            connector = parse_connector(files)
+        except ConnectorError as exc:
+            raise ProtocolError("connector_invalid", f"{exc.file}: {exc.message}",
+                                ("args", "connectors", i, "files", exc.file, *exc.path)) from None
+        connectors[connector.id] = connector
+    accounts = {}
+    for cid, raw in _mapping(args, "accounts").items():
+        if not isinstance(raw, dict):
+            raise ProtocolError("bad_request", "an account is {connected, scopes, ...}",
+                                ("args", "accounts", cid))
+        accounts[cid] = Account(bool(raw.get("connected")), frozenset(raw.get("scopes", [])),
+                                raw.get("connect_url"), raw.get("scope_add_url"))
+    settings = {}
+    for cid, groups in _mapping(args, "settings").items():
+        for group, value in (groups or {}).items():
+            try:
+                settings[(cid, group)] = Verdict(value)
+            except ValueError:
+                raise ProtocolError("bad_request", "a setting is allow, ask or deny",
+                                    ("args", "settings", cid, group)) from None
+    responses = {(cid, method): value for cid, methods in _mapping(args, "responses").items()
+                 for method, value in (methods or {}).items()}
+    try:
+        attendance = Attendance(args.get("attendance", "attended"))
+    except ValueError:
+        raise ProtocolError("bad_request", "`attendance` is attended or unattended",
+                            ("args", "attendance")) from None
+    session.state[KEY] = ConnectorRuntime(connectors, accounts, settings, responses, attendance)
+    return {"connectors": [{"id": c.id, "commands": list(c.commands),
+                            "shortcuts": dict(c.shortcuts)} for c in connectors.values()]}
+
+
+def op_conn_call(session: Session, args: Mapping[str, Any]) -> Any:
+    params = args.get("params", {})
+    if not isinstance(params, dict):
+        raise ProtocolError("bad_request", "`params` must be an object", ("args", "params"))
+    return _runtime(session).call(str(args.get("connector")), str(args.get("command")),
+                                  params).to_json()
+
+
+def op_conn_card_settle(session: Session, args: Mapping[str, Any]) -> Any:
+    choice = args.get("choice")
+    if choice not in ("allow_once", "deny"):
+        raise ProtocolError("bad_request", "`choice` is allow_once or deny", ("args", "choice"))
+    result = _runtime(session).settle(str(args.get("card_id")), str(choice))
+    if result is None:
+        raise ProtocolError("no_such_card", "no pending connector card with that id",
+                            ("args", "card_id"))
+    return result.to_json()
+
+
+def op_conn_task_start(session: Session, args: Mapping[str, Any]) -> Any:
+    _runtime(session).start_task()
+    return {}
+
+
+def op_conn_clock_advance(session: Session, args: Mapping[str, Any]) -> Any:
+    ms = args.get("ms")
+    if not isinstance(ms, int) or isinstance(ms, bool) or ms < 0:
+        raise ProtocolError("bad_request", "`ms` must be a non-negative integer", ("args", "ms"))
+    runtime = _runtime(session)
+    runtime.now_ms += ms
+    return {"now_ms": runtime.now_ms}
+
+
+OPS: dict[str, Handler] = {
+    "conn.setup": op_conn_setup,
+    "conn.call": op_conn_call,
+    "conn.card.settle": op_conn_card_settle,
+    "conn.task.start": op_conn_task_start,
+    "conn.clock.advance": op_conn_clock_advance,
+}

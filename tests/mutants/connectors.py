@@ -1,0 +1,173 @@
+"""Mutants of the connectors area (CONN-01..05, 07, 11)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from mutants.base import Mutant, _original, _patch
+
+
+def _group_over_method() -> None:
+    """The method-level default is ignored: only the group default counts."""
+    from capconf.simulator.connectors import permissions, runtime
+
+    real = _original(permissions, "resolve")
+
+    def buggy(group: Any, method: Any, setting: Any = None) -> Any:
+        return real(group, replace(method, default=None), setting)
+
+    _patch(runtime, "resolve", buggy)
+
+
+def _setting_widens() -> None:
+    """A user setting replaces the manifest's verdict, so `allow` skips the card."""
+    from capconf.simulator.connectors import permissions, runtime
+
+    real = _original(permissions, "resolve")
+
+    def buggy(group: Any, method: Any, setting: Any = None) -> Any:
+        return permissions.Permission(setting, "setting") if setting is not None else real(
+            group, method, setting)
+
+    _patch(runtime, "resolve", buggy)
+
+
+def _scope_implied_by_allow() -> None:
+    """An allowed action is trusted to have its scopes."""
+    from capconf.simulator.connectors import runtime
+
+    real = _original(runtime, "missing_scopes")
+
+    def buggy(method: Any, granted: Any) -> Any:
+        return () if method.default is not None else real(method, granted)
+
+    _patch(runtime, "missing_scopes", buggy)
+
+
+def _hardcoded_card() -> None:
+    """The card's phrase and buttons are written in code, not read from the manifest."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "_card")
+
+    def buggy(self: Any, connector: Any, group: Any, policy: Any, params: Any,
+              reason: str) -> Any:
+        fixed = replace(policy, approval_phrase="send this email in Gmail",
+                        buttons={"allow_once": "Send", "deny": "Don't send"})
+        return real(self, connector, group, fixed, params, reason)
+
+    _patch(ConnectorRuntime, "_card", buggy)
+
+
+def _runs_on_deny() -> None:
+    """The carded call runs whatever the user clicks."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "settle")
+    _patch(ConnectorRuntime, "settle",
+           lambda self, card_id, choice: real(self, card_id, "allow_once"))
+
+
+def _request_count() -> None:
+    """The quota counts requests: every method costs one unit."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "_run")
+
+    def buggy(self: Any, connector: Any, group: Any, method: str, params: Any) -> Any:
+        manifest = connector.manifest
+        flat = replace(connector, manifest=replace(
+            manifest, method_costs=dict.fromkeys(manifest.method_costs, 1)))
+        return real(self, flat, group, method, params)
+
+    _patch(ConnectorRuntime, "_run", buggy)
+
+
+def _flat_price() -> None:
+    """Every method is charged the price of a message read (20 units)."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "_run")
+
+    def buggy(self: Any, connector: Any, group: Any, method: str, params: Any) -> Any:
+        manifest = connector.manifest
+        flat = replace(connector, manifest=replace(
+            manifest, method_costs=dict.fromkeys(manifest.method_costs, 20)))
+        return real(self, flat, group, method, params)
+
+    _patch(ConnectorRuntime, "_run", buggy)
+
+
+def _limit_is_a_pause() -> None:
+    """A rate limit is a pause: the provider is usable again once the window turns."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "_run")
+
+    def buggy(self: Any, *args: Any) -> Any:
+        result = real(self, *args)
+        self.stopped.clear()
+        return result
+
+    _patch(ConnectorRuntime, "_run", buggy)
+
+
+def _no_guard() -> None:
+    """The response guard is declared but never applied."""
+    from capconf.simulator.connectors import runtime
+
+    _patch(runtime, "GUARDS", {"verification_codes": lambda value: (value, 0)})
+
+
+def _blind_guard() -> None:
+    """The guard withholds every run of digits."""
+    import json
+    import re
+
+    from capconf.simulator.connectors import guard, runtime
+
+    def buggy(value: Any) -> Any:
+        return json.loads(re.sub(r"\d{4,}", guard.WITHHELD, json.dumps(value))), 1
+
+    _patch(runtime, "GUARDS", {"verification_codes": buggy})
+
+
+def _manifest_methods_exist() -> None:
+    """Every method the manifest knows is callable, documented or not."""
+    from capconf.simulator.connectors import model
+
+    real = _original(model, "parse_connector")
+
+    def buggy(files: Any) -> Any:
+        connector = real(files)
+        extra = tuple(m.name for g in connector.manifest.groups for m in g.methods
+                      if m.name not in connector.commands)
+        return replace(connector, commands=connector.commands + extra)
+
+    from capconf.simulator.connectors import ops
+
+    _patch(ops, "parse_connector", buggy)
+
+
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant("conn-group-over-method", "the method default is ignored", ("CONN-02",),
+           _group_over_method),
+    Mutant("conn-setting-widens", "a user setting of allow skips the manifest's ask",
+           ("CONN-02",), _setting_widens),
+    Mutant("conn-scope-implied", "an allowed method skips the scope check", ("CONN-02",),
+           _scope_implied_by_allow),
+    Mutant("conn-hardcoded-card", "card phrase and buttons are hard-coded", ("CONN-03",),
+           _hardcoded_card),
+    Mutant("conn-runs-on-deny", "the carded call runs after a deny", ("CONN-03",),
+           _runs_on_deny),
+    Mutant("conn-request-count", "the quota counts requests, not units", ("CONN-04",),
+           _request_count),
+    Mutant("conn-flat-price", "every method costs the same", ("CONN-04",), _flat_price),
+    Mutant("conn-limit-is-a-pause", "a rate limit stops nothing beyond the window",
+           ("CONN-07",), _limit_is_a_pause),
+    Mutant("conn-no-guard", "verification codes reach the model", ("CONN-05",), _no_guard),
+    Mutant("conn-blind-guard", "the guard withholds every number", ("CONN-05",), _blind_guard),
+    Mutant("conn-manifest-methods-exist", "undocumented manifest methods are callable",
+           ("CONN-11", "CONN-01"), _manifest_methods_exist),
+)
