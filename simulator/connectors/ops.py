@@ -12,8 +12,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from capconf.simulator.approval.decision import Attendance, Verdict
+from capconf.simulator.connectors.custom import EndpointRefusal, register
 from capconf.simulator.connectors.model import ConnectorError, parse_connector
 from capconf.simulator.connectors.runtime import Account, ConnectorRuntime
+from capconf.simulator.core.envelope import failure, success
 from capconf.simulator.protocol.session import Handler, ProtocolError, Session
 
 KEY = "connectors"
@@ -35,7 +37,7 @@ def _mapping(args: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 
 def op_conn_setup(session: Session, args: Mapping[str, Any]) -> Any:
     rows = args.get("connectors")
-    if not isinstance(rows, list) or not rows:
+    if not isinstance(rows, list):
         raise ProtocolError("bad_request", "`connectors` must be a non-empty list of "
                             "{files: {name: text}}", ("args", "connectors"))
     connectors = {}
@@ -110,7 +112,33 @@ def op_conn_clock_advance(session: Session, args: Mapping[str, Any]) -> Any:
     return {"now_ms": runtime.now_ms}
 
 
+def op_conn_custom_register(session: Session, args: Mapping[str, Any]) -> Any:
+    """A custom connector from the user's scaffold. ``files`` (the user's own
+    connector.yaml / CONNECTOR.md) are accepted and ignored for policy: there is no
+    manifest, so nothing in them can declare a permission (CONN-10)."""
+    runtime = _runtime(session)
+    made = register(args.get("provider"), args.get("endpoint"), args.get("allowed_tools"))
+    if isinstance(made, EndpointRefusal):
+        return failure("endpoint_refused", made.message, {"rule": made.rule},
+                       terminal_for_attempt=True).to_json()
+    runtime.custom[made.provider] = made
+    redirect = args.get("server_redirects_to")
+    if isinstance(redirect, str):
+        runtime.redirects[made.provider] = redirect
+    return success({"provider": made.provider, "host": made.host}).to_json()
+
+
+def op_conn_custom_call(session: Session, args: Mapping[str, Any]) -> Any:
+    call_args = args.get("args", {})
+    if not isinstance(call_args, dict):
+        raise ProtocolError("bad_request", "`args` must be an object", ("args", "args"))
+    return _runtime(session).call_custom(str(args.get("provider")), str(args.get("tool")),
+                                         call_args).to_json()
+
+
 OPS: dict[str, Handler] = {
+    "conn.custom.register": op_conn_custom_register,
+    "conn.custom.call": op_conn_custom_call,
     "conn.setup": op_conn_setup,
     "conn.call": op_conn_call,
     "conn.card.settle": op_conn_card_settle,

@@ -28,6 +28,7 @@ from capconf.simulator.approval.decision import (
     Verdict,
     decide_connector,
 )
+from capconf.simulator.connectors.custom import CustomConnector
 from capconf.simulator.connectors.guard import GUARDS
 from capconf.simulator.connectors.model import ActionGroup, Connector, MethodPolicy
 from capconf.simulator.connectors.permissions import missing_scopes, resolve
@@ -64,6 +65,9 @@ class ConnectorRuntime:
     stopped: set[str] = field(default_factory=set)
     completed: list[dict[str, str]] = field(default_factory=list)
     cards: dict[str, PendingCall] = field(default_factory=dict)
+    custom: dict[str, CustomConnector] = field(default_factory=dict)
+    redirects: dict[str, str] = field(default_factory=dict)
+    """provider -> where its fake server answers a redirect to (never followed)."""
     _cards: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
     def start_task(self) -> None:
@@ -145,6 +149,9 @@ class ConnectorRuntime:
         if choice != "allow_once":
             return failure("approval_denied", "the user declined", {"card_id": card_id},
                            terminal_for_attempt=True)
+        if pending.connector in self.custom:
+            return self._run_custom(self.custom[pending.connector], pending.method,
+                                    pending.params)
         connector = self.connectors[pending.connector]
         assert connector.manifest is not None
         found = connector.manifest.method(pending.method)
@@ -188,3 +195,41 @@ class ConnectorRuntime:
         if withheld:
             content["withheld"] = withheld
         return success(content)
+
+    # -- custom connectors (CONN-10) ----------------------------------------------------
+
+    def call_custom(self, provider: str, tool: str, args: Mapping[str, Any]) -> ToolResult:
+        """No manifest, so nothing says a tool is harmless: every call asks."""
+        connector = self.custom.get(provider)
+        if connector is None:
+            return failure("unknown_connector", f"there is no custom connector {provider!r}",
+                           {"connector": provider}, terminal_for_attempt=True)
+        if tool not in connector.allowed_tools:
+            return failure("tool_not_allowed", f"{tool!r} is not in ALLOWED_TOOLS",
+                           {"connector": provider, "tool": tool,
+                            "allowed_tools": list(connector.allowed_tools)},
+                           terminal_for_attempt=True)
+        pending = PendingCall(f"conn-card-{next(self._cards)}", provider, tool, dict(args))
+        self.cards[pending.card_id] = pending
+        decision = decide_connector(Verdict.ASK, ApprovalPolicy(Tier.CONFIRM_BEFORE_CHANGE,
+                                                                self.attendance))
+        if decision.verdict is Verdict.DENY:
+            del self.cards[pending.card_id]
+            return failure("permission_denied", decision.reason, {"connector": provider},
+                           terminal_for_attempt=True)
+        card = {"id": pending.card_id, "tool": f"{provider}.{tool}", "action": "connector",
+                "summary": summarize_args(dict(args)), "reason": decision.reason,
+                "state": "pending", "connector": provider, "method": tool, "args": dict(args)}
+        return failure("approval_required", f"{provider} {tool} waits for the user's approval",
+                       {"card": card}, terminal_for_attempt=False)
+
+    def _run_custom(self, connector: CustomConnector, tool: str,
+                    args: Mapping[str, Any]) -> ToolResult:
+        target = self.redirects.get(connector.provider)
+        if target is not None:
+            return failure("redirect_refused", "the endpoint answered a redirect; custom "
+                           "connectors never follow redirects",
+                           {"connector": connector.provider, "location": target},
+                           terminal_for_attempt=True)
+        return success({"connector": connector.provider, "tool": tool,
+                        "endpoint": connector.endpoint, "result": {"args": dict(args)}})

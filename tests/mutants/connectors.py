@@ -150,7 +150,79 @@ def _manifest_methods_exist() -> None:
     _patch(ops, "parse_connector", buggy)
 
 
+def _lenient_endpoint() -> None:
+    """Endpoint checked with a URL library: https, some host, port 443 or none."""
+    from urllib.parse import urlsplit
+
+    from capconf.simulator.connectors import custom
+
+    def buggy(url: str) -> Any:
+        try:
+            parts = urlsplit(url.strip())
+            ok = parts.scheme.lower() == "https" and bool(parts.hostname) and (
+                parts.port in (None, 443))
+        except ValueError:
+            ok = False
+        return None if ok else custom.EndpointRefusal("lenient", "refused")
+
+    _patch(custom, "check_endpoint", buggy)
+
+
+def _custom_runs_directly() -> None:
+    """A custom connector's call runs without a card."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "call_custom")
+
+    def buggy(self: Any, provider: str, tool: str, args: Any) -> Any:
+        result = real(self, provider, tool, args)
+        if result.error is not None and result.error.code == "approval_required":
+            card = result.error.detail["card"]
+            del self.cards[card["id"]]
+            return self._run_custom(self.custom[provider], tool, args)
+        return result
+
+    _patch(ConnectorRuntime, "call_custom", buggy)
+
+
+def _follows_redirects() -> None:
+    """A custom connector follows its endpoint's redirect."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "_run_custom")
+
+    def buggy(self: Any, connector: Any, tool: str, args: Any) -> Any:
+        self.redirects.pop(connector.provider, None)
+        return real(self, connector, tool, args)
+
+    _patch(ConnectorRuntime, "_run_custom", buggy)
+
+
+def _allowed_tools_ignored() -> None:
+    """ALLOWED_TOOLS is not enforced."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "call_custom")
+
+    def buggy(self: Any, provider: str, tool: str, args: Any) -> Any:
+        connector = self.custom.get(provider)
+        if connector is not None and tool not in connector.allowed_tools:
+            self.custom[provider] = replace(connector,
+                                            allowed_tools=(*connector.allowed_tools, tool))
+        return real(self, provider, tool, args)
+
+    _patch(ConnectorRuntime, "call_custom", buggy)
+
+
 MUTANTS: tuple[Mutant, ...] = (
+    Mutant("conn-lenient-endpoint", "the endpoint is checked with a lenient URL parser",
+           ("CONN-10",), _lenient_endpoint),
+    Mutant("conn-custom-runs-directly", "a custom connector call runs without a card",
+           ("CONN-10",), _custom_runs_directly),
+    Mutant("conn-follows-redirects", "a custom connector follows redirects", ("CONN-10",),
+           _follows_redirects),
+    Mutant("conn-allowed-tools-ignored", "ALLOWED_TOOLS is not enforced", ("CONN-10",),
+           _allowed_tools_ignored),
     Mutant("conn-group-over-method", "the method default is ignored", ("CONN-02",),
            _group_over_method),
     Mutant("conn-setting-widens", "a user setting of allow skips the manifest's ask",
