@@ -9,6 +9,7 @@ from __future__ import annotations
 from capconf.simulator.approval.ops import OPS as MCP_APPROVAL_OPS
 from capconf.simulator.call.ops import OPS as CALL_OPS
 from capconf.simulator.connectors.ops import OPS as CONNECTOR_OPS
+from capconf.simulator.executors.ops import OPS as EXECUTOR_OPS
 from capconf.simulator.memory.ops import OPS as MEMORY_OPS
 from capconf.simulator.namespaces.ops import OPS as NAMESPACE_OPS
 from capconf.simulator.protocol.core_ops import CORE_OPS
@@ -16,7 +17,7 @@ from capconf.simulator.protocol.session import Handler
 from capconf.simulator.skills.ops import OPS as SKILLS_KNOWLEDGE_OPS
 
 FEATURES: tuple[str, ...] = ("def", "tool", "prompt", "call", "memory", "skills", "knowledge",
-                             "mcp", "approval", "namespaces", "connectors")
+                             "mcp", "approval", "namespaces", "connectors", "executors")
 
 OP_TABLES: tuple[dict[str, Handler], ...] = (
     CORE_OPS,
@@ -26,6 +27,7 @@ OP_TABLES: tuple[dict[str, Handler], ...] = (
     NAMESPACE_OPS,
     CALL_OPS,
     CONNECTOR_OPS,
+    EXECUTOR_OPS,
 )
 
 

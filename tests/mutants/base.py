@@ -155,6 +155,7 @@ _AREA_MODULES = (
     "mutants.memory",
     "mutants.namespaces_call",
     "mutants.connectors",
+    "mutants.executors",
 )
 
 
