@@ -310,3 +310,59 @@ def test_a_custom_connector_cannot_declare_permissions_or_widen_its_tools(
                                                   "choice": "allow_once"})
     assert bounced["ok"] is False and "evil.example/steal" not in json.dumps(
         bounced.get("content"))
+
+
+# -- CONN-06 -------------------------------------------------------------------------
+
+RECONNECT_URL = "https://settings.example/connect/gmail?next=%2Finbox&h=\u00e9&x=a+b"
+REAUTH_URL = "https://accounts.example/reauth?acct=7&sig=AbC%3D%3D"
+DISCONNECT_URL = "https://settings.example/connectors/gmail/disconnect?acct=7#row"
+
+
+def _account(**changes: Any) -> dict[str, Any]:
+    return {"connected": True, "scopes": ALL_SCOPES, "connect_url": RECONNECT_URL,
+            "scope_add_url": SCOPE_URL, "action_url": REAUTH_URL,
+            "disconnect_url": DISCONNECT_URL, **changes}
+
+
+@pytest.mark.case("conn.lifecycle.live-status-verbatim-urls")
+@pytest.mark.req("CONN-06")
+def test_status_is_checked_live_for_every_task_and_urls_pass_verbatim(
+        impl: Harness) -> None:
+    """Bug: the connection state is cached from an earlier task, or the runtime rebuilds
+    (re-encodes, normalises) a URL instead of passing the one it was given."""
+    driver = setup(impl)
+    assert call(driver, "+triage")["ok"] is True
+    driver.request("conn.account.set", {"connector": "gmail",
+                                        "account": _account(connected=False)})
+    driver.request("conn.task.start", {})
+    gone = call(driver, "+triage")
+    assert gone["ok"] is False and gone["error_code"] == "not_connected"
+    assert RECONNECT_URL in json.dumps(gone["error_detail"], ensure_ascii=False)
+    driver.request("conn.account.set", {"connector": "gmail", "account": _account()})
+    driver.request("conn.task.start", {})
+    assert call(driver, "+triage")["ok"] is True
+    link = driver.request("conn.disconnect", {"connector": "gmail"})
+    assert link["ok"] is True
+    assert DISCONNECT_URL in json.dumps(link["content"], ensure_ascii=False)
+
+
+@pytest.mark.case("conn.lifecycle.reauthorize-no-retry-no-replay")
+@pytest.mark.req("CONN-06")
+def test_reauthorization_is_terminal_and_a_write_is_never_replayed(impl: Harness) -> None:
+    """Bug: reauthorization_required is treated as a temporary failure (retry later), or
+    the write that hit it is re-sent automatically once the user reconnects."""
+    driver = setup(impl)
+    driver.request("conn.account.set", {"connector": "gmail",
+                                        "account": _account(reauthorization_required=True)})
+    driver.request("conn.task.start", {})
+    for command in ("users.drafts.create", "+triage"):
+        failed = call(driver, command, body="to the accountant")
+        assert failed["ok"] is False and failed["error_code"] == "reauthorization_required"
+        assert failed["terminal_for_attempt"] is True and failed["retry_after_ms"] is None
+        assert REAUTH_URL in json.dumps(failed["error_detail"], ensure_ascii=False)
+    driver.request("conn.account.set", {"connector": "gmail", "account": _account()})
+    driver.request("conn.task.start", {})
+    assert call(driver, "users.labels.list")["ok"] is True
+    sent = [r["method"] for r in driver.request("conn.journal", {})["requests"]]
+    assert sent == ["users.labels.list"], "a failed write was replayed"

@@ -35,6 +35,20 @@ def _mapping(args: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     return value
 
 
+def _account(raw: Any, where: tuple[str | int, ...]) -> Account:
+    if not isinstance(raw, dict):
+        raise ProtocolError("bad_request", "an account is {connected, scopes, ...urls}", where)
+    urls = {k: raw.get(k) for k in ("connect_url", "scope_add_url", "action_url",
+                                     "disconnect_url")}
+    for key, value in urls.items():
+        if value is not None and not isinstance(value, str):
+            raise ProtocolError("bad_request", f"`{key}` must be a string", (*where, key))
+    return Account(bool(raw.get("connected")), frozenset(raw.get("scopes", [])),
+                   urls["connect_url"], urls["scope_add_url"],
+                   bool(raw.get("reauthorization_required", False)), urls["action_url"],
+                   urls["disconnect_url"])
+
+
 def op_conn_setup(session: Session, args: Mapping[str, Any]) -> Any:
     rows = args.get("connectors")
     if not isinstance(rows, list):
@@ -52,13 +66,8 @@ def op_conn_setup(session: Session, args: Mapping[str, Any]) -> Any:
             raise ProtocolError("connector_invalid", f"{exc.file}: {exc.message}",
                                 ("args", "connectors", i, "files", exc.file, *exc.path)) from None
         connectors[connector.id] = connector
-    accounts = {}
-    for cid, raw in _mapping(args, "accounts").items():
-        if not isinstance(raw, dict):
-            raise ProtocolError("bad_request", "an account is {connected, scopes, ...}",
-                                ("args", "accounts", cid))
-        accounts[cid] = Account(bool(raw.get("connected")), frozenset(raw.get("scopes", [])),
-                                raw.get("connect_url"), raw.get("scope_add_url"))
+    accounts = {cid: _account(raw, ("args", "accounts", cid))
+                for cid, raw in _mapping(args, "accounts").items()}
     settings = {}
     for cid, groups in _mapping(args, "settings").items():
         for group, value in (groups or {}).items():
@@ -136,7 +145,27 @@ def op_conn_custom_call(session: Session, args: Mapping[str, Any]) -> Any:
                                          call_args).to_json()
 
 
+def op_conn_account_set(session: Session, args: Mapping[str, Any]) -> Any:
+    runtime = _runtime(session)
+    cid = str(args.get("connector"))
+    if cid not in runtime.connectors:
+        raise ProtocolError("bad_request", f"no connector {cid!r}", ("args", "connector"))
+    runtime.set_account(cid, _account(args.get("account"), ("args", "account")))
+    return {}
+
+
+def op_conn_disconnect(session: Session, args: Mapping[str, Any]) -> Any:
+    return _runtime(session).disconnect_link(str(args.get("connector"))).to_json()
+
+
+def op_conn_journal(session: Session, args: Mapping[str, Any]) -> Any:
+    return {"requests": list(_runtime(session).journal)}
+
+
 OPS: dict[str, Handler] = {
+    "conn.account.set": op_conn_account_set,
+    "conn.disconnect": op_conn_disconnect,
+    "conn.journal": op_conn_journal,
     "conn.custom.register": op_conn_custom_register,
     "conn.custom.call": op_conn_custom_call,
     "conn.setup": op_conn_setup,

@@ -43,6 +43,10 @@ class Account:
     scopes: frozenset[str]
     connect_url: str | None = None
     scope_add_url: str | None = None
+    reauthorization_required: bool = False
+    """The provider has permanently refused the stored grant: not a temporary failure."""
+    action_url: str | None = None
+    disconnect_url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -64,11 +68,25 @@ class ConnectorRuntime:
     windows: dict[str, tuple[int, int]] = field(default_factory=dict)
     stopped: set[str] = field(default_factory=set)
     completed: list[dict[str, str]] = field(default_factory=list)
+    journal: list[dict[str, Any]] = field(default_factory=list)
+    """Every request the fake providers received, in order (what really went out)."""
     cards: dict[str, PendingCall] = field(default_factory=dict)
     custom: dict[str, CustomConnector] = field(default_factory=dict)
     redirects: dict[str, str] = field(default_factory=dict)
     """provider -> where its fake server answers a redirect to (never followed)."""
     _cards: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+
+    def set_account(self, connector_id: str, account: Account) -> None:
+        """The provider or the user changed the connection (outside any task). Nothing is
+        re-sent: a call that failed stays failed until the agent calls again (CONN-06)."""
+        self.accounts[connector_id] = account
+
+    def disconnect_link(self, connector_id: str) -> ToolResult:
+        account = self.accounts.get(connector_id)
+        if connector_id not in self.connectors or account is None:
+            return failure("unknown_connector", f"there is no connector {connector_id!r}",
+                           {"connector": connector_id}, terminal_for_attempt=True)
+        return success({"connector": connector_id, "disconnect_url": account.disconnect_url})
 
     def start_task(self) -> None:
         """A new attempt: stops and progress belong to the attempt that hit them."""
@@ -96,6 +114,11 @@ class ConnectorRuntime:
         if not account.connected:
             return failure("not_connected", f"{connector.title} is not connected",
                            {"connector": connector_id, "connect_url": account.connect_url},
+                           terminal_for_attempt=True)
+        if account.reauthorization_required:
+            return failure("reauthorization_required", f"{connector.title} must be "
+                           "reauthorized by the user; retrying will not help",
+                           {"connector": connector_id, "action_url": account.action_url},
                            terminal_for_attempt=True)
         found = manifest.method(method)
         assert found is not None  # parse_connector checked every documented command
@@ -184,6 +207,8 @@ class ConnectorRuntime:
             self.stopped.add(manifest.provider)
             return self._stopped(manifest.provider, (window + 1) * WINDOW_MS - self.now_ms)
         self.windows[connector.id] = (window, used + cost)
+        self.journal.append({"connector": connector.id, "method": method,
+                             "params": dict(params)})
         answer = self.responses.get((connector.id, method),
                                     {"method": method, "params": dict(params)})
         withheld = 0
@@ -231,5 +256,7 @@ class ConnectorRuntime:
                            "connectors never follow redirects",
                            {"connector": connector.provider, "location": target},
                            terminal_for_attempt=True)
+        self.journal.append({"connector": connector.provider, "method": tool,
+                             "params": dict(args)})
         return success({"connector": connector.provider, "tool": tool,
                         "endpoint": connector.endpoint, "result": {"args": dict(args)}})

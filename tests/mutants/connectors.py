@@ -243,3 +243,85 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("conn-manifest-methods-exist", "undocumented manifest methods are callable",
            ("CONN-11", "CONN-01"), _manifest_methods_exist),
 )
+
+
+def _cached_status() -> None:
+    """The connection state is read once and cached for the session."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "set_account")
+
+    def buggy(self: Any, connector_id: str, account: Any) -> None:
+        if connector_id not in getattr(self, "_seen", set()):
+            self._seen = {*getattr(self, "_seen", set()), connector_id}
+            return
+        real(self, connector_id, account)
+
+    _patch(ConnectorRuntime, "set_account", buggy)
+
+
+def _replay_on_reconnect() -> None:
+    """Calls that failed for reauthorization are re-sent when the account comes back."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real_call = _original(ConnectorRuntime, "call")
+    real_set = _original(ConnectorRuntime, "set_account")
+
+    def call(self: Any, connector_id: str, command: str, params: Any) -> Any:
+        result = real_call(self, connector_id, command, params)
+        if result.error is not None and result.error.code == "reauthorization_required":
+            self.__dict__.setdefault("_failed", []).append((connector_id, command, params))
+        return result
+
+    def set_account(self: Any, connector_id: str, account: Any) -> None:
+        real_set(self, connector_id, account)
+        for failed in self.__dict__.pop("_failed", []):
+            real_call(self, *failed)
+
+    _patch(ConnectorRuntime, "call", call)
+    _patch(ConnectorRuntime, "set_account", set_account)
+
+
+def _reauth_is_temporary() -> None:
+    """reauthorization_required is answered as a temporary failure with a retry time."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+    from capconf.simulator.core.envelope import ToolResult
+
+    real = _original(ConnectorRuntime, "call")
+
+    def buggy(self: Any, connector_id: str, command: str, params: Any) -> Any:
+        result = real(self, connector_id, command, params)
+        if result.error is not None and result.error.code == "reauthorization_required":
+            return ToolResult(False, None, replace(result.error, terminal_for_attempt=False,
+                                                   retry_after_ms=30_000))
+        return result
+
+    _patch(ConnectorRuntime, "call", buggy)
+
+
+def _rebuilt_urls() -> None:
+    """URLs are re-encoded by a URL library before they are passed on."""
+    from urllib.parse import quote, unquote
+
+    from capconf.simulator.connectors import ops
+
+    real = _original(ops, "_account")
+
+    def buggy(raw: Any, where: Any) -> Any:
+        account = real(raw, where)
+        fix = {k: quote(unquote(v), safe=":/?&=") for k, v in vars(account).items()
+               if k.endswith("_url") and isinstance(v, str)}
+        return replace(account, **fix)
+
+    _patch(ops, "_account", buggy)
+
+
+MUTANTS = (*MUTANTS,
+           Mutant("conn-cached-status", "connection state cached across tasks", ("CONN-06",),
+                  _cached_status),
+           Mutant("conn-replay-on-reconnect", "a failed write is re-sent on reconnect",
+                  ("CONN-06",), _replay_on_reconnect),
+           Mutant("conn-reauth-temporary", "reauthorization_required is retried later",
+                  ("CONN-06",), _reauth_is_temporary),
+           Mutant("conn-rebuilt-urls", "lifecycle URLs are re-encoded", ("CONN-06",),
+                  _rebuilt_urls))
