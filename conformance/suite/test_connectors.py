@@ -366,3 +366,49 @@ def test_reauthorization_is_terminal_and_a_write_is_never_replayed(impl: Harness
     assert call(driver, "users.labels.list")["ok"] is True
     sent = [r["method"] for r in driver.request("conn.journal", {})["requests"]]
     assert sent == ["users.labels.list"], "a failed write was replayed"
+
+
+# -- CONN-14 -------------------------------------------------------------------------
+
+SECRET = "sk-live-REAL-7f3a9c"
+
+
+@pytest.mark.case("conn.custom.surrogate-swapped-only-when-approved-and-registered")
+@pytest.mark.req("CONN-14")
+def test_the_real_credential_goes_only_to_its_host_and_only_after_approval(
+        impl: Harness) -> None:
+    """Bug: the real secret shows up in a card or a result, is sent before the user
+    approves, or is swapped in for a host it was never registered for."""
+    driver = setup(impl)
+    acme = _custom(driver, "https://api.acme.example/mcp",
+                   credential={"secret": SECRET, "hosts": ["api.acme.example"]})
+    surrogate = acme["content"]["surrogate"]
+    assert surrogate.startswith("hsurr:") and SECRET not in json.dumps(acme)
+    assert _custom(driver, "https://api.other.example/", provider="custom.other")["ok"]
+    seen: list[Any] = [acme]
+
+    def ask(provider: str) -> dict[str, Any]:
+        result: dict[str, Any] = driver.request("conn.custom.call", {
+            "provider": provider, "tool": "create",
+            "args": {"headers": {"Authorization": f"Bearer {surrogate}"}, "name": "x"}})
+        seen.append(result)
+        assert is_card(result)
+        card: dict[str, Any] = result["error_detail"]["card"]
+        return card
+
+    denied = driver.request("conn.card.settle", {"card_id": ask("custom.acme")["id"],
+                                                 "choice": "deny"})
+    seen.append(denied)
+    assert driver.request("conn.journal", {})["requests"] == [], "sent before approval"
+    ran = driver.request("conn.card.settle", {"card_id": ask("custom.acme")["id"],
+                                              "choice": "allow_once"})
+    seen.append(ran)
+    assert ran["ok"] is True
+    out = driver.request("conn.journal", {})["requests"]
+    assert len(out) == 1 and SECRET in json.dumps(out[0]) and surrogate not in json.dumps(out)
+    elsewhere = driver.request("conn.card.settle", {"card_id": ask("custom.other")["id"],
+                                                    "choice": "allow_once"})
+    seen.append(elsewhere)
+    assert elsewhere["ok"] is False
+    assert len(driver.request("conn.journal", {})["requests"]) == 1
+    assert SECRET not in json.dumps(seen), "the real credential reached the model"

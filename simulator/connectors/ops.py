@@ -130,11 +130,22 @@ def op_conn_custom_register(session: Session, args: Mapping[str, Any]) -> Any:
     if isinstance(made, EndpointRefusal):
         return failure("endpoint_refused", made.message, {"rule": made.rule},
                        terminal_for_attempt=True).to_json()
+    credential = args.get("credential")
+    if credential is not None and not (
+            isinstance(credential, dict) and isinstance(credential.get("secret"), str)
+            and isinstance(credential.get("hosts"), list)
+            and all(isinstance(h, str) for h in credential["hosts"])):
+        raise ProtocolError("bad_request", "`credential` is {secret, hosts: [host]}",
+                            ("args", "credential"))
     runtime.custom[made.provider] = made
     redirect = args.get("server_redirects_to")
     if isinstance(redirect, str):
         runtime.redirects[made.provider] = redirect
-    return success({"provider": made.provider, "host": made.host}).to_json()
+    content: dict[str, Any] = {"provider": made.provider, "host": made.host}
+    if credential is not None:
+        content["surrogate"] = runtime.register_credential(credential["secret"],
+                                                           frozenset(credential["hosts"]))
+    return success(content).to_json()
 
 
 def op_conn_custom_call(session: Session, args: Mapping[str, Any]) -> Any:

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,6 +74,9 @@ class ConnectorRuntime:
     cards: dict[str, PendingCall] = field(default_factory=dict)
     custom: dict[str, CustomConnector] = field(default_factory=dict)
     redirects: dict[str, str] = field(default_factory=dict)
+    credentials: dict[str, tuple[str, frozenset[str]]] = field(default_factory=dict)
+    """surrogate -> (real secret, registered hosts); the secret never leaves this map
+    except inside a request the user approved to a registered host (CONN-14)."""
     """provider -> where its fake server answers a redirect to (never followed)."""
     _cards: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -256,7 +260,33 @@ class ConnectorRuntime:
                            "connectors never follow redirects",
                            {"connector": connector.provider, "location": target},
                            terminal_for_attempt=True)
+        used = sorted(sur for sur in self.credentials if sur in json.dumps(args))
+        foreign = [sur for sur in used if connector.host not in self.credentials[sur][1]]
+        if foreign:
+            return failure("credential_host_mismatch", "a credential surrogate was sent to "
+                           "a host it is not registered for; nothing was sent",
+                           {"connector": connector.provider, "host": connector.host},
+                           terminal_for_attempt=True)
         self.journal.append({"connector": connector.provider, "method": tool,
-                             "params": dict(args)})
+                             "params": _swap(args, {sur: self.credentials[sur][0]
+                                                    for sur in used})})
         return success({"connector": connector.provider, "tool": tool,
                         "endpoint": connector.endpoint, "result": {"args": dict(args)}})
+
+    def register_credential(self, secret: str, hosts: frozenset[str]) -> str:
+        surrogate = f"hsurr:{len(self.credentials) + 1:08d}"
+        self.credentials[surrogate] = (secret, hosts)
+        return surrogate
+
+
+def _swap(value: Any, secrets: Mapping[str, str]) -> Any:
+    """The request as it goes out: surrogates replaced by their secrets, in strings only."""
+    if isinstance(value, str):
+        for surrogate, secret in secrets.items():
+            value = value.replace(surrogate, secret)
+        return value
+    if isinstance(value, list):
+        return [_swap(v, secrets) for v in value]
+    if isinstance(value, dict):
+        return {k: _swap(v, secrets) for k, v in value.items()}
+    return value

@@ -325,3 +325,37 @@ MUTANTS = (*MUTANTS,
                   ("CONN-06",), _reauth_is_temporary),
            Mutant("conn-rebuilt-urls", "lifecycle URLs are re-encoded", ("CONN-06",),
                   _rebuilt_urls))
+
+
+def _swap_for_any_host() -> None:
+    """The surrogate is swapped for whatever host the request goes to."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "_run_custom")
+
+    def buggy(self: Any, connector: Any, tool: str, args: Any) -> Any:
+        for surrogate, (secret, hosts) in list(self.credentials.items()):
+            self.credentials[surrogate] = (secret, hosts | {connector.host})
+        return real(self, connector, tool, args)
+
+    _patch(ConnectorRuntime, "_run_custom", buggy)
+
+
+def _secret_in_result() -> None:
+    """The result echoes the request as sent, real credential included."""
+    from capconf.simulator.connectors import runtime
+
+    real = _original(runtime.ConnectorRuntime, "_run_custom")
+
+    def buggy(self: Any, connector: Any, tool: str, args: Any) -> Any:
+        secrets = {s: v[0] for s, v in self.credentials.items()}
+        return real(self, connector, tool, runtime._swap(args, secrets))
+
+    _patch(runtime.ConnectorRuntime, "_run_custom", buggy)
+
+
+MUTANTS = (*MUTANTS,
+           Mutant("conn-swap-any-host", "the surrogate is swapped for any host",
+                  ("CONN-14",), _swap_for_any_host),
+           Mutant("conn-secret-in-result", "the real credential is echoed to the model",
+                  ("CONN-14",), _secret_in_result))
