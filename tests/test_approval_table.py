@@ -25,6 +25,7 @@ from capconf.simulator.approval.decision import (
     approval_action,
     classify_target,
     decide,
+    decide_connector,
     resolve_target,
     truth_table_markdown,
 )
@@ -44,7 +45,7 @@ def oracle(tier: Tier, action: Action, target: Target, attendance: Attendance) -
         attended = Verdict.ASK
     elif action is Action.READ:
         attended = Verdict.ALLOW if full or target is not Target.OUTSIDE else Verdict.ASK
-    elif action is Action.MCP:
+    elif action in (Action.MCP, Action.NETWORK):
         attended = Verdict.ALLOW if full else Verdict.ASK
     elif full:
         attended = Verdict.ALLOW
@@ -71,9 +72,9 @@ def test_every_cell(tier: Tier, action: Action, target: Target, attendance: Atte
 
 
 def test_table_covers_every_cell_exactly_once() -> None:
-    assert len(TRUTH_TABLE) == 4 * 6 * 3 * 2 == len(set(TRUTH_TABLE))
+    assert len(TRUTH_TABLE) == 4 * 7 * 3 * 2 == len(set(TRUTH_TABLE))
     assert {(c.tier, c.action, c.target, c.attendance) for c in TRUTH_TABLE} == set(CELLS)
-    assert len({(t, a) for t, a, _ in ATTENDED_ROWS}) == len(ATTENDED_ROWS) == 24
+    assert len({(t, a) for t, a, _ in ATTENDED_ROWS}) == len(ATTENDED_ROWS) == 28
 
 
 def test_unattended_never_asks_and_never_widens() -> None:
@@ -157,7 +158,8 @@ def test_markdown_table_has_one_row_per_cell_in_order() -> None:
     ("tool", "action"),
     [("read", Action.READ), ("grep", Action.READ), ("glob", Action.READ),
      ("write", Action.WRITE), ("edit", Action.EDIT), ("bash", Action.BASH),
-     ("mcp_call", Action.MCP), ("Task", None), ("TaskStop", None), ("mcp_search", None)],
+     ("mcp_call", Action.MCP), ("WebFetch", Action.NETWORK), ("Task", None), ("TaskStop", None),
+     ("mcp_search", None)],
 )
 def test_approval_action(tool: str, action: Action | None) -> None:
     assert approval_action(tool) is action
@@ -172,7 +174,7 @@ def test_task_is_never_an_approval_item_even_when_listed_elsewhere() -> None:
 
 def test_unclassified_tools_are_not_silently_exempt() -> None:
     with pytest.raises(UnclassifiedTool):
-        approval_action("WebFetch")
+        approval_action("FetchEverything")
     with pytest.raises(UnclassifiedTool):
         approval_action("task")  # classification is by canonical name, exactly
 
@@ -218,3 +220,16 @@ def test_resolve_target_follows_symlinks(tmp_path: Path) -> None:
     assert resolve_target("to_root/x.txt", ws, (root,)) is Target.WRITABLE_ROOT
     assert resolve_target("plain.txt", ws, (root,)) is Target.WORKSPACE
     assert classify_target("escape/x.txt", PurePosixPath(ws.as_posix())) is Target.WORKSPACE
+
+
+@pytest.mark.parametrize("attendance", list(Attendance))
+@pytest.mark.parametrize("permission", list(Verdict))
+def test_connector_permission_passes_the_same_unattended_and_never_ask_rules(
+        permission: Verdict, attendance: Attendance) -> None:
+    for tier in Tier:
+        for ask_policy in AskPolicy:
+            got = decide_connector(permission, ApprovalPolicy(tier, attendance, ask_policy))
+            asks_nobody = (attendance is Attendance.UNATTENDED
+                           or ask_policy is AskPolicy.NEVER_ASK)
+            want = Verdict.DENY if permission is Verdict.ASK and asks_nobody else permission
+            assert got.verdict is want, (tier, ask_policy)

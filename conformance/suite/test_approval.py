@@ -31,7 +31,7 @@ from capconf.conformance.suite.mcp_world import (
 # -- APPR-01 one decision ------------------------------------------------------------
 
 TIERS = ["confirm-before-change", "auto-within-workspace", "auto-edit", "full-access"]
-ACTIONS = ["read", "write", "edit", "bash", "mcp", "config-tool"]
+ACTIONS = ["read", "write", "edit", "bash", "mcp", "network", "config-tool"]
 TARGETS = ["inside-workspace", "inside-writable-root", "outside"]
 
 
@@ -42,7 +42,7 @@ def expected_verdict(tier: str, action: str, target: str, attendance: str) -> st
         verdict = "ask"
     elif action == "read":
         verdict = "allow" if tier == "full-access" or target != "outside" else "ask"
-    elif action == "mcp" or tier == "full-access":
+    elif action in ("mcp", "network") or tier == "full-access":
         verdict = "allow" if tier == "full-access" else "ask"
     elif target == "inside-workspace":
         verdict = "allow" if rank >= 1 else "ask"

@@ -33,11 +33,13 @@ class Action(StrEnum):
     EDIT = "edit"
     BASH = "bash"
     MCP = "mcp"
+    NETWORK = "network"
+    """Network egress (WebFetch): a URL can carry workspace content out of the machine."""
     CONFIG_TOOL = "config-tool"
 
 
 class Target(StrEnum):
-    """Where an action lands. MCP and configuration tools land outside any file root;
+    """Where an action lands. MCP, network and configuration tools land outside any file root;
     their rows are the same for every target."""
 
     WORKSPACE = "inside-workspace"
@@ -117,6 +119,7 @@ _OUT = "a change outside the workspace and the writable roots needs confirmation
 _AE_ROOT = "auto-edit: file changes in any writable root run without confirmation"
 _AE_BASH_ROOT = "auto-edit covers file edits; a command outside the workspace needs confirmation"
 _MCP = "an MCP tool off its server's allow-list acts on an external system; confirm"
+_NET = "network egress can carry workspace content off the machine; confirm"
 _FULL = "full-access: runs without confirmation"
 _CONFIG = "a configuration tool can widen the agent's own grants; confirm in every tier"
 
@@ -131,24 +134,28 @@ ATTENDED_ROWS: tuple[tuple[Tier, Action, tuple[tuple[Verdict, str], ...]], ...] 
     (_T.CONFIRM_BEFORE_CHANGE, _X.EDIT, ((Q, _CBC), (Q, _CBC), (Q, _CBC))),
     (_T.CONFIRM_BEFORE_CHANGE, _X.BASH, ((Q, _CBC), (Q, _CBC), (Q, _CBC))),
     (_T.CONFIRM_BEFORE_CHANGE, _X.MCP, ((Q, _MCP), (Q, _MCP), (Q, _MCP))),
+    (_T.CONFIRM_BEFORE_CHANGE, _X.NETWORK, ((Q, _NET), (Q, _NET), (Q, _NET))),
     (_T.CONFIRM_BEFORE_CHANGE, _X.CONFIG_TOOL, ((Q, _CONFIG), (Q, _CONFIG), (Q, _CONFIG))),
     (_T.AUTO_WITHIN_WORKSPACE, _X.READ, ((A, _READ_IN), (A, _READ_IN), (Q, _READ_OUT))),
     (_T.AUTO_WITHIN_WORKSPACE, _X.WRITE, ((A, _AWW_IN), (Q, _AWW_ROOT), (Q, _OUT))),
     (_T.AUTO_WITHIN_WORKSPACE, _X.EDIT, ((A, _AWW_IN), (Q, _AWW_ROOT), (Q, _OUT))),
     (_T.AUTO_WITHIN_WORKSPACE, _X.BASH, ((A, _AWW_IN), (Q, _AWW_ROOT), (Q, _OUT))),
     (_T.AUTO_WITHIN_WORKSPACE, _X.MCP, ((Q, _MCP), (Q, _MCP), (Q, _MCP))),
+    (_T.AUTO_WITHIN_WORKSPACE, _X.NETWORK, ((Q, _NET), (Q, _NET), (Q, _NET))),
     (_T.AUTO_WITHIN_WORKSPACE, _X.CONFIG_TOOL, ((Q, _CONFIG), (Q, _CONFIG), (Q, _CONFIG))),
     (_T.AUTO_EDIT, _X.READ, ((A, _READ_IN), (A, _READ_IN), (Q, _READ_OUT))),
     (_T.AUTO_EDIT, _X.WRITE, ((A, _AWW_IN), (A, _AE_ROOT), (Q, _OUT))),
     (_T.AUTO_EDIT, _X.EDIT, ((A, _AWW_IN), (A, _AE_ROOT), (Q, _OUT))),
     (_T.AUTO_EDIT, _X.BASH, ((A, _AWW_IN), (Q, _AE_BASH_ROOT), (Q, _OUT))),
     (_T.AUTO_EDIT, _X.MCP, ((Q, _MCP), (Q, _MCP), (Q, _MCP))),
+    (_T.AUTO_EDIT, _X.NETWORK, ((Q, _NET), (Q, _NET), (Q, _NET))),
     (_T.AUTO_EDIT, _X.CONFIG_TOOL, ((Q, _CONFIG), (Q, _CONFIG), (Q, _CONFIG))),
     (_T.FULL_ACCESS, _X.READ, ((A, _READ_IN), (A, _READ_IN), (A, _FULL))),
     (_T.FULL_ACCESS, _X.WRITE, ((A, _FULL), (A, _FULL), (A, _FULL))),
     (_T.FULL_ACCESS, _X.EDIT, ((A, _FULL), (A, _FULL), (A, _FULL))),
     (_T.FULL_ACCESS, _X.BASH, ((A, _FULL), (A, _FULL), (A, _FULL))),
     (_T.FULL_ACCESS, _X.MCP, ((A, _FULL), (A, _FULL), (A, _FULL))),
+    (_T.FULL_ACCESS, _X.NETWORK, ((A, _FULL), (A, _FULL), (A, _FULL))),
     (_T.FULL_ACCESS, _X.CONFIG_TOOL, ((Q, _CONFIG), (Q, _CONFIG), (Q, _CONFIG))),
 )
 
@@ -227,6 +234,7 @@ TOOL_ACTIONS: Mapping[str, Action] = {
     "edit": Action.EDIT,
     "bash": Action.BASH,
     "mcp_call": Action.MCP,
+    "WebFetch": Action.NETWORK,
 }
 
 NOT_APPROVAL_ITEMS: Mapping[str, str] = {
@@ -255,6 +263,29 @@ def approval_action(tool: str, extra: Mapping[str, Action | None] | None = None)
     if tool in NOT_APPROVAL_ITEMS:
         return None
     raise UnclassifiedTool(f"tool {tool!r} has no approval classification")
+
+
+# -- connector actions (CONN-02) --------------------------------------------------------
+
+CONNECTOR_RULE = "connector-permission"
+CONNECTOR_REASONS: Mapping[Verdict, str] = {
+    Verdict.ALLOW: "the connector method's resolved permission is allow",
+    Verdict.ASK: "the connector method's resolved permission is ask; the manifest's card asks",
+    Verdict.DENY: "the connector method's resolved permission is deny",
+}
+
+
+def decide_connector(permission: Verdict, policy: ApprovalPolicy) -> Decision:
+    """A connector method call is an approval item whose verdict is the user's
+    per-connector permission resolved from the manifest (CONN-02), not a tier cell: the
+    tier never turns a connector's ``ask`` into ``allow``. The unattended and never-ask
+    rules apply to it exactly as to the table, so this is still the one decision."""
+    reason = CONNECTOR_REASONS[permission]
+    if permission is Verdict.ASK and policy.attendance is Attendance.UNATTENDED:
+        return Decision(Verdict.DENY, UNATTENDED_PREFIX + reason, CONNECTOR_RULE)
+    if permission is Verdict.ASK and policy.ask_policy is AskPolicy.NEVER_ASK:
+        return Decision(Verdict.DENY, NEVER_ASK_PREFIX + reason, "never-ask")
+    return Decision(permission, reason, CONNECTOR_RULE)
 
 
 # -- where a path lands --------------------------------------------------------------

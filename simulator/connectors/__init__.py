@@ -1,10 +1,14 @@
 """Connectors (seed 001): connector.yaml, CONNECTOR.md and manifest.yaml; action
-permissions, quotas in units, lifecycle URLs, read-only sync, gating, custom connectors.
+permissions, quotas in units, the response guard, provider stops, undocumented commands.
 
-Planned: specified in SPEC.md section 11, not yet implemented or tested.
+The three files parse into values (model); permissions are a table of rules (permissions);
+the guard is one pure function (guard); custom connectors are a table of endpoint rules
+(custom); one call is a fixed order of checks over that state (runtime). Sync, gates,
+the connection registry and failure discipline (CONN-08, 09, 12, 13) are planned:
+specified in SPEC.md section 11.
 
 Requirements: CONN-01..14
-Spec: SPEC.md section 11
-Suite: (none yet)
-Golden: (none yet)
+Spec: SPEC.md section 11b
+Suite: conformance/suite/test_connectors.py
+Golden: golden/connectors/
 """

@@ -10,14 +10,18 @@ from capconf.simulator.approval.ops import OPS as MCP_APPROVAL_OPS
 from capconf.simulator.delegation.ops import OPS as DELEGATION_OPS
 from capconf.simulator.editor.ops import OPS as EDITOR_OPS
 from capconf.simulator.flow.ops import OPS as FLOW_OPS
+from capconf.simulator.call.ops import OPS as CALL_OPS
+from capconf.simulator.connectors.ops import OPS as CONNECTOR_OPS
+from capconf.simulator.executors.ops import OPS as EXECUTOR_OPS
 from capconf.simulator.memory.ops import OPS as MEMORY_OPS
+from capconf.simulator.namespaces.ops import OPS as NAMESPACE_OPS
 from capconf.simulator.protocol.core_ops import CORE_OPS
 from capconf.simulator.protocol.session import Handler
 from capconf.simulator.skills.ops import OPS as SKILLS_KNOWLEDGE_OPS
 
 FEATURES: tuple[str, ...] = ("def", "tool", "prompt", "call", "memory", "skills", "knowledge",
                              "mcp", "approval", "editor", "delegation", "flow",
-                             "reference-text")
+                             "namespaces", "connectors", "executors", "reference-text")
 
 OP_TABLES: tuple[dict[str, Handler], ...] = (
     CORE_OPS,
@@ -27,6 +31,10 @@ OP_TABLES: tuple[dict[str, Handler], ...] = (
     EDITOR_OPS,
     DELEGATION_OPS,
     FLOW_OPS,
+    NAMESPACE_OPS,
+    CALL_OPS,
+    CONNECTOR_OPS,
+    EXECUTOR_OPS,
 )
 
 

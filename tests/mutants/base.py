@@ -161,6 +161,9 @@ _AREA_MODULES = (
     "mutants.fidelity",
     "mutants.delegation",
     "mutants.flow",
+    "mutants.namespaces_call",
+    "mutants.connectors",
+    "mutants.executors",
 )
 
 

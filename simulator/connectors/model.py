@@ -1,0 +1,219 @@
+"""A connector as three files (CONN-01): connector.yaml (who it is), CONNECTOR.md (the
+only commands that exist) and manifest.yaml (the policy the runtime enforces and the model
+cannot edit). Parsed once into values; a bad file is refused with the file and the path
+of the fault.
+
+CONNECTOR.md is prose for the model, so the commands are read from one fixed place: the
+bullet lines of its ``## Commands`` section, ``- `name` `` or ``- `+short` -> `method` ``.
+Everything else in the document is ignored by the runtime: documents narrow (a method not
+listed does not exist, CONN-11), they never widen (a sentence claiming "no approval
+needed" changes nothing, CONN-10).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from capconf.simulator.approval.decision import Verdict
+
+_COMMAND = re.compile(r"^- `(?P<name>[^`\s]+)`(?:\s*->\s*`(?P<target>[^`\s]+)`)?")
+METHOD = re.compile(r"[a-z][A-Za-z0-9_]*(\.[a-z][A-Za-z0-9_]*)*\Z")
+
+
+class ConnectorError(ValueError):
+    def __init__(self, file: str, path: tuple[str | int, ...], message: str) -> None:
+        super().__init__(message)
+        self.file = file
+        self.path = path
+        self.message = message
+
+
+@dataclass(frozen=True)
+class MethodPolicy:
+    name: str
+    group: str
+    default: Verdict | None
+    requires_scopes: tuple[str, ...]
+    approval_policy: str | None = None
+    approval_phrase: str | None = None
+    buttons: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ActionGroup:
+    name: str
+    default: Verdict
+    response_guard: str | None
+    methods: tuple[MethodPolicy, ...]
+
+
+@dataclass(frozen=True)
+class Manifest:
+    provider: str
+    allowed_domains: tuple[str, ...]
+    units_per_minute: int
+    method_costs: Mapping[str, int]
+    groups: tuple[ActionGroup, ...]
+
+    def method(self, name: str) -> tuple[ActionGroup, MethodPolicy] | None:
+        for group in self.groups:
+            for method in group.methods:
+                if method.name == name:
+                    return group, method
+        return None
+
+
+@dataclass(frozen=True)
+class Connector:
+    id: str
+    title: str
+    description: str
+    aliases: tuple[str, ...]
+    domain: str
+    include_in_prompt: bool
+    confidential_vm: bool
+    read_methods: tuple[str, ...]
+    commands: tuple[str, ...]
+    """Documented raw methods, in document order."""
+    shortcuts: Mapping[str, str]
+    """``+name`` -> the documented method it runs."""
+    manifest: Manifest | None
+
+
+def _yaml(text: str, file: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConnectorError(file, (), f"not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConnectorError(file, (), "must be a mapping")
+    return data
+
+
+def _str(data: Mapping[str, Any], key: str, file: str, path: tuple[str | int, ...] = ()) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise ConnectorError(file, (*path, key), "must be a non-empty string")
+    return value
+
+
+def _verdict(value: Any, file: str, path: tuple[str | int, ...]) -> Verdict:
+    try:
+        return Verdict(value)
+    except ValueError:
+        raise ConnectorError(file, path, "must be allow, ask or deny") from None
+
+
+def _strings(value: Any, file: str, path: tuple[str | int, ...]) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConnectorError(file, path, "must be a list of strings")
+    return tuple(value)
+
+
+def parse_commands(text: str) -> tuple[tuple[str, ...], dict[str, str]]:
+    commands: list[str] = []
+    shortcuts: dict[str, str] = {}
+    in_section = False
+    for line in text.splitlines():
+        if line.startswith("## "):
+            in_section = line[3:].strip().lower() == "commands"
+            continue
+        match = _COMMAND.match(line) if in_section else None
+        if match is None:
+            continue
+        name, target = match.group("name"), match.group("target")
+        if name.startswith("+"):
+            if target is None:
+                raise ConnectorError("CONNECTOR.md", ("Commands", name),
+                                     "a shortcut must name the method it runs: `+x` -> `m`")
+            shortcuts[name] = target
+        elif METHOD.match(name) and name not in commands:
+            commands.append(name)
+    for short, target in shortcuts.items():
+        if target not in commands:
+            raise ConnectorError("CONNECTOR.md", ("Commands", short),
+                                 f"shortcut runs {target!r}, which is not a documented command")
+    return tuple(commands), shortcuts
+
+
+def parse_manifest(text: str) -> Manifest:
+    file = "manifest.yaml"
+    data = _yaml(text, file)
+    oauth = data.get("oauth") or {}
+    quota = data.get("request_quota") or {}
+    limit = quota.get("units_per_minute_per_user")
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise ConnectorError(file, ("request_quota", "units_per_minute_per_user"),
+                             "must be a positive integer")
+    costs = quota.get("method_costs") or {}
+    if not isinstance(costs, dict) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in costs.values()):
+        raise ConnectorError(file, ("request_quota", "method_costs"),
+                             "must map method names to non-negative integers")
+    actions = data.get("actions")
+    if not isinstance(actions, dict) or not actions:
+        raise ConnectorError(file, ("actions",), "must map action groups to policies")
+    groups = []
+    for gname, raw in actions.items():
+        gpath: tuple[str | int, ...] = ("actions", str(gname))
+        if not isinstance(raw, dict):
+            raise ConnectorError(file, gpath, "must be {default, methods, response_guard?}")
+        methods = []
+        for mname, mraw in (raw.get("methods") or {}).items():
+            mpath = (*gpath, "methods", str(mname))
+            if not isinstance(mraw, dict):
+                raise ConnectorError(file, mpath, "must be a mapping")
+            if str(mname) not in costs:
+                raise ConnectorError(file, mpath, "has no unit cost in request_quota.method_costs")
+            buttons = mraw.get("buttons") or {}
+            if not isinstance(buttons, dict) or not all(isinstance(v, str)
+                                                        for v in buttons.values()):
+                raise ConnectorError(file, (*mpath, "buttons"), "must map labels to strings")
+            methods.append(MethodPolicy(
+                str(mname), str(gname),
+                None if "default" not in mraw else _verdict(mraw["default"], file,
+                                                            (*mpath, "default")),
+                _strings(mraw.get("requires_scopes"), file, (*mpath, "requires_scopes")),
+                mraw.get("approval_policy"), mraw.get("approval_phrase"), dict(buttons)))
+        groups.append(ActionGroup(str(gname), _verdict(raw.get("default"), file,
+                                                       (*gpath, "default")),
+                                  raw.get("response_guard"), tuple(methods)))
+    return Manifest(_str(oauth, "provider", file, ("oauth",)),
+                    _strings(oauth.get("allowed_domains"), file, ("oauth", "allowed_domains")),
+                    limit, dict(costs), tuple(groups))
+
+
+def parse_connector(files: Mapping[str, str]) -> Connector:
+    """``files``: file name -> text. connector.yaml and CONNECTOR.md are required;
+    manifest.yaml is absent only for connectors without a permission surface."""
+    for required in ("connector.yaml", "CONNECTOR.md"):
+        if not isinstance(files.get(required), str):
+            raise ConnectorError(required, (), "is missing")
+    file = "connector.yaml"
+    data = _yaml(files["connector.yaml"], file)
+    availability = data.get("availability") or {}
+    sync = data.get("sync") or {}
+    commands, shortcuts = parse_commands(files["CONNECTOR.md"])
+    manifest_text = files.get("manifest.yaml")
+    manifest = None if manifest_text is None else parse_manifest(manifest_text)
+    if manifest is not None:
+        for method in commands:
+            if manifest.method(method) is None:
+                raise ConnectorError("manifest.yaml", ("actions",),
+                                     f"documented command {method!r} has no action policy")
+    return Connector(
+        id=_str(data, "id", file), title=_str(data, "title", file),
+        description=_str(data, "description", file),
+        aliases=_strings(data.get("aliases"), file, ("aliases",)),
+        domain=_str(data, "domain", file),
+        include_in_prompt=bool(data.get("include_in_prompt", False)),
+        confidential_vm=bool(availability.get("confidential_vm", True)),
+        read_methods=_strings(sync.get("read_methods"), file, ("sync", "read_methods")),
+        commands=commands, shortcuts=shortcuts, manifest=manifest)

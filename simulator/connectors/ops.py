@@ -1,0 +1,187 @@
+"""Driver ops of the connectors area (feature group ``connectors``).
+
+``conn.setup`` loads connectors from their files (the three documents, as text) with the
+accounts, settings and canned provider answers of the test; ``conn.call`` runs one
+command; ``conn.card.settle`` is the user's click on a connector card; ``conn.task.start``
+begins a new attempt; ``conn.clock.advance`` moves the injected clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from capconf.simulator.approval.decision import Attendance, Verdict
+from capconf.simulator.connectors.custom import EndpointRefusal, register
+from capconf.simulator.connectors.model import ConnectorError, parse_connector
+from capconf.simulator.connectors.runtime import Account, ConnectorRuntime
+from capconf.simulator.core.envelope import failure, success
+from capconf.simulator.protocol.session import Handler, ProtocolError, Session
+
+KEY = "connectors"
+
+
+def _runtime(session: Session) -> ConnectorRuntime:
+    found = session.state.get(KEY)
+    if not isinstance(found, ConnectorRuntime):
+        raise ProtocolError("no_connectors", "call conn.setup first")
+    return found
+
+
+def _mapping(args: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = args.get(key, {})
+    if not isinstance(value, dict):
+        raise ProtocolError("bad_request", f"`{key}` must be an object", ("args", key))
+    return value
+
+
+def _account(raw: Any, where: tuple[str | int, ...]) -> Account:
+    if not isinstance(raw, dict):
+        raise ProtocolError("bad_request", "an account is {connected, scopes, ...urls}", where)
+    urls = {k: raw.get(k) for k in ("connect_url", "scope_add_url", "action_url",
+                                     "disconnect_url")}
+    for key, value in urls.items():
+        if value is not None and not isinstance(value, str):
+            raise ProtocolError("bad_request", f"`{key}` must be a string", (*where, key))
+    return Account(bool(raw.get("connected")), frozenset(raw.get("scopes", [])),
+                   urls["connect_url"], urls["scope_add_url"],
+                   bool(raw.get("reauthorization_required", False)), urls["action_url"],
+                   urls["disconnect_url"])
+
+
+def op_conn_setup(session: Session, args: Mapping[str, Any]) -> Any:
+    rows = args.get("connectors")
+    if not isinstance(rows, list):
+        raise ProtocolError("bad_request", "`connectors` must be a non-empty list of "
+                            "{files: {name: text}}", ("args", "connectors"))
+    connectors = {}
+    for i, row in enumerate(rows):
+        files = row.get("files") if isinstance(row, dict) else None
+        if not isinstance(files, dict):
+            raise ProtocolError("bad_request", "each connector is {files: {name: text}}",
+                                ("args", "connectors", i))
+        try:
+            connector = parse_connector(files)
+        except ConnectorError as exc:
+            raise ProtocolError("connector_invalid", f"{exc.file}: {exc.message}",
+                                ("args", "connectors", i, "files", exc.file, *exc.path)) from None
+        connectors[connector.id] = connector
+    accounts = {cid: _account(raw, ("args", "accounts", cid))
+                for cid, raw in _mapping(args, "accounts").items()}
+    settings = {}
+    for cid, groups in _mapping(args, "settings").items():
+        for group, value in (groups or {}).items():
+            try:
+                settings[(cid, group)] = Verdict(value)
+            except ValueError:
+                raise ProtocolError("bad_request", "a setting is allow, ask or deny",
+                                    ("args", "settings", cid, group)) from None
+    responses = {(cid, method): value for cid, methods in _mapping(args, "responses").items()
+                 for method, value in (methods or {}).items()}
+    try:
+        attendance = Attendance(args.get("attendance", "attended"))
+    except ValueError:
+        raise ProtocolError("bad_request", "`attendance` is attended or unattended",
+                            ("args", "attendance")) from None
+    session.state[KEY] = ConnectorRuntime(connectors, accounts, settings, responses, attendance)
+    return {"connectors": [{"id": c.id, "commands": list(c.commands),
+                            "shortcuts": dict(c.shortcuts)} for c in connectors.values()]}
+
+
+def op_conn_call(session: Session, args: Mapping[str, Any]) -> Any:
+    params = args.get("params", {})
+    if not isinstance(params, dict):
+        raise ProtocolError("bad_request", "`params` must be an object", ("args", "params"))
+    return _runtime(session).call(str(args.get("connector")), str(args.get("command")),
+                                  params).to_json()
+
+
+def op_conn_card_settle(session: Session, args: Mapping[str, Any]) -> Any:
+    choice = args.get("choice")
+    if choice not in ("allow_once", "deny"):
+        raise ProtocolError("bad_request", "`choice` is allow_once or deny", ("args", "choice"))
+    result = _runtime(session).settle(str(args.get("card_id")), str(choice))
+    if result is None:
+        raise ProtocolError("no_such_card", "no pending connector card with that id",
+                            ("args", "card_id"))
+    return result.to_json()
+
+
+def op_conn_task_start(session: Session, args: Mapping[str, Any]) -> Any:
+    _runtime(session).start_task()
+    return {}
+
+
+def op_conn_clock_advance(session: Session, args: Mapping[str, Any]) -> Any:
+    ms = args.get("ms")
+    if not isinstance(ms, int) or isinstance(ms, bool) or ms < 0:
+        raise ProtocolError("bad_request", "`ms` must be a non-negative integer", ("args", "ms"))
+    runtime = _runtime(session)
+    runtime.now_ms += ms
+    return {"now_ms": runtime.now_ms}
+
+
+def op_conn_custom_register(session: Session, args: Mapping[str, Any]) -> Any:
+    """A custom connector from the user's scaffold. ``files`` (the user's own
+    connector.yaml / CONNECTOR.md) are accepted and ignored for policy: there is no
+    manifest, so nothing in them can declare a permission (CONN-10)."""
+    runtime = _runtime(session)
+    made = register(args.get("provider"), args.get("endpoint"), args.get("allowed_tools"))
+    if isinstance(made, EndpointRefusal):
+        return failure("endpoint_refused", made.message, {"rule": made.rule},
+                       terminal_for_attempt=True).to_json()
+    credential = args.get("credential")
+    if credential is not None and not (
+            isinstance(credential, dict) and isinstance(credential.get("secret"), str)
+            and isinstance(credential.get("hosts"), list)
+            and all(isinstance(h, str) for h in credential["hosts"])):
+        raise ProtocolError("bad_request", "`credential` is {secret, hosts: [host]}",
+                            ("args", "credential"))
+    runtime.custom[made.provider] = made
+    redirect = args.get("server_redirects_to")
+    if isinstance(redirect, str):
+        runtime.redirects[made.provider] = redirect
+    content: dict[str, Any] = {"provider": made.provider, "host": made.host}
+    if credential is not None:
+        content["surrogate"] = runtime.register_credential(credential["secret"],
+                                                           frozenset(credential["hosts"]))
+    return success(content).to_json()
+
+
+def op_conn_custom_call(session: Session, args: Mapping[str, Any]) -> Any:
+    call_args = args.get("args", {})
+    if not isinstance(call_args, dict):
+        raise ProtocolError("bad_request", "`args` must be an object", ("args", "args"))
+    return _runtime(session).call_custom(str(args.get("provider")), str(args.get("tool")),
+                                         call_args).to_json()
+
+
+def op_conn_account_set(session: Session, args: Mapping[str, Any]) -> Any:
+    runtime = _runtime(session)
+    cid = str(args.get("connector"))
+    if cid not in runtime.connectors:
+        raise ProtocolError("bad_request", f"no connector {cid!r}", ("args", "connector"))
+    runtime.set_account(cid, _account(args.get("account"), ("args", "account")))
+    return {}
+
+
+def op_conn_disconnect(session: Session, args: Mapping[str, Any]) -> Any:
+    return _runtime(session).disconnect_link(str(args.get("connector"))).to_json()
+
+
+def op_conn_journal(session: Session, args: Mapping[str, Any]) -> Any:
+    return {"requests": list(_runtime(session).journal)}
+
+
+OPS: dict[str, Handler] = {
+    "conn.account.set": op_conn_account_set,
+    "conn.disconnect": op_conn_disconnect,
+    "conn.journal": op_conn_journal,
+    "conn.custom.register": op_conn_custom_register,
+    "conn.custom.call": op_conn_custom_call,
+    "conn.setup": op_conn_setup,
+    "conn.call": op_conn_call,
+    "conn.card.settle": op_conn_card_settle,
+    "conn.task.start": op_conn_task_start,
+    "conn.clock.advance": op_conn_clock_advance,
+}

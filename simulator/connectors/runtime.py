@@ -1,0 +1,292 @@
+"""One connector call, in a fixed order of checks, each refusal a CALL-03 envelope.
+
+1. the command must be documented in CONNECTOR.md (a shortcut runs its method); anything
+   else does not exist and nothing stands in for it (CONN-11);
+2. a provider domain stopped by a rate limit stays stopped for the rest of the attempt,
+   for every connector of that provider (CONN-07);
+3. the account must be connected (its ``connect_url`` is passed on verbatim);
+4. the permission (CONN-02): deny refuses; 5. the scopes, independently;
+6. ask raises a card filled from the manifest (CONN-03) and runs nothing until the user
+   picks ``allow_once``;
+7. the quota in units on the injected clock (CONN-04): over the limit stops the provider
+   for the attempt, with ``retry_after_ms`` and the progress made so far;
+8. the fake provider answers; a guarded read passes through its response guard (CONN-05).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from capconf.simulator.approval.cards import summarize_args
+from capconf.simulator.approval.decision import (
+    ApprovalPolicy,
+    Attendance,
+    Tier,
+    Verdict,
+    decide_connector,
+)
+from capconf.simulator.connectors.custom import CustomConnector
+from capconf.simulator.connectors.guard import GUARDS
+from capconf.simulator.connectors.model import ActionGroup, Connector, MethodPolicy
+from capconf.simulator.connectors.permissions import missing_scopes, resolve
+from capconf.simulator.core.envelope import ToolResult, failure, success
+
+WINDOW_MS = 60_000
+
+
+@dataclass(frozen=True)
+class Account:
+    connected: bool
+    scopes: frozenset[str]
+    connect_url: str | None = None
+    scope_add_url: str | None = None
+    reauthorization_required: bool = False
+    """The provider has permanently refused the stored grant: not a temporary failure."""
+    action_url: str | None = None
+    disconnect_url: str | None = None
+
+
+@dataclass(frozen=True)
+class PendingCall:
+    card_id: str
+    connector: str
+    method: str
+    params: Mapping[str, Any]
+
+
+@dataclass
+class ConnectorRuntime:
+    connectors: dict[str, Connector]
+    accounts: dict[str, Account]
+    settings: dict[tuple[str, str], Verdict] = field(default_factory=dict)
+    responses: dict[tuple[str, str], Any] = field(default_factory=dict)
+    attendance: Attendance = Attendance.ATTENDED
+    now_ms: int = 0
+    windows: dict[str, tuple[int, int]] = field(default_factory=dict)
+    stopped: set[str] = field(default_factory=set)
+    completed: list[dict[str, str]] = field(default_factory=list)
+    journal: list[dict[str, Any]] = field(default_factory=list)
+    """Every request the fake providers received, in order (what really went out)."""
+    cards: dict[str, PendingCall] = field(default_factory=dict)
+    custom: dict[str, CustomConnector] = field(default_factory=dict)
+    redirects: dict[str, str] = field(default_factory=dict)
+    credentials: dict[str, tuple[str, frozenset[str]]] = field(default_factory=dict)
+    """surrogate -> (real secret, registered hosts); the secret never leaves this map
+    except inside a request the user approved to a registered host (CONN-14)."""
+    """provider -> where its fake server answers a redirect to (never followed)."""
+    _cards: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+
+    def set_account(self, connector_id: str, account: Account) -> None:
+        """The provider or the user changed the connection (outside any task). Nothing is
+        re-sent: a call that failed stays failed until the agent calls again (CONN-06)."""
+        self.accounts[connector_id] = account
+
+    def disconnect_link(self, connector_id: str) -> ToolResult:
+        account = self.accounts.get(connector_id)
+        if connector_id not in self.connectors or account is None:
+            return failure("unknown_connector", f"there is no connector {connector_id!r}",
+                           {"connector": connector_id}, terminal_for_attempt=True)
+        return success({"connector": connector_id, "disconnect_url": account.disconnect_url})
+
+    def start_task(self) -> None:
+        """A new attempt: stops and progress belong to the attempt that hit them."""
+        self.stopped.clear()
+        self.completed.clear()
+
+    def call(self, connector_id: str, command: str, params: Mapping[str, Any]) -> ToolResult:
+        connector = self.connectors.get(connector_id)
+        if connector is None:
+            return failure("unknown_connector", f"there is no connector {connector_id!r}",
+                           {"connector": connector_id, "connectors": sorted(self.connectors)},
+                           terminal_for_attempt=True)
+        method = connector.shortcuts.get(command, command)
+        if method not in connector.commands:
+            return failure("unsupported_command", f"{connector.title} does not support "
+                           f"{command!r}", {"connector": connector_id, "command": command,
+                                            "documented": [*connector.shortcuts,
+                                                           *connector.commands]},
+                           terminal_for_attempt=True)
+        manifest = connector.manifest
+        assert manifest is not None  # connectors with commands here all have a manifest
+        if manifest.provider in self.stopped:
+            return self._stopped(manifest.provider, None)
+        account = self.accounts.get(connector_id, Account(False, frozenset()))
+        if not account.connected:
+            return failure("not_connected", f"{connector.title} is not connected",
+                           {"connector": connector_id, "connect_url": account.connect_url},
+                           terminal_for_attempt=True)
+        if account.reauthorization_required:
+            return failure("reauthorization_required", f"{connector.title} must be "
+                           "reauthorized by the user; retrying will not help",
+                           {"connector": connector_id, "action_url": account.action_url},
+                           terminal_for_attempt=True)
+        found = manifest.method(method)
+        assert found is not None  # parse_connector checked every documented command
+        group, policy = found
+        permission = resolve(group, policy, self.settings.get((connector_id, group.name)))
+        decision = decide_connector(permission.verdict,
+                                    ApprovalPolicy(Tier.CONFIRM_BEFORE_CHANGE, self.attendance))
+        if decision.verdict is Verdict.DENY:
+            return failure("permission_denied", f"{method} is not permitted: {decision.reason}",
+                           {"connector": connector_id, "method": method, "group": group.name,
+                            "permission": str(permission.verdict), "decided_by": permission.rule},
+                           terminal_for_attempt=True)
+        missing = missing_scopes(policy, account.scopes)
+        if missing:
+            return failure("missing_scope", f"the account has not granted {', '.join(missing)}",
+                           {"connector": connector_id, "method": method,
+                            "missing_scopes": list(missing),
+                            "scope_add_url": account.scope_add_url},
+                           terminal_for_attempt=False)
+        if decision.verdict is Verdict.ASK:
+            return self._card(connector, group, policy, params, decision.reason)
+        return self._run(connector, group, method, params)
+
+    # -- cards --------------------------------------------------------------------------
+
+    def _card(self, connector: Connector, group: ActionGroup, policy: MethodPolicy,
+              params: Mapping[str, Any], reason: str) -> ToolResult:
+        """The APPR-02 card's fields, plus the manifest's optional ones (SPEC, CONN-03)."""
+        pending = PendingCall(f"conn-card-{next(self._cards)}", connector.id, policy.name,
+                              dict(params))
+        self.cards[pending.card_id] = pending
+        card: dict[str, Any] = {"id": pending.card_id, "tool": f"{connector.id}.{policy.name}",
+                                "action": "connector", "summary": summarize_args(dict(params)),
+                                "reason": reason, "state": "pending",
+                                "connector": connector.id, "method": policy.name,
+                                "args": dict(params)}
+        if policy.approval_policy is not None:
+            card["approval_policy"] = policy.approval_policy
+        if policy.approval_phrase is not None:
+            card["phrase"] = policy.approval_phrase
+        if policy.buttons:
+            card["buttons"] = dict(policy.buttons)
+        return failure("approval_required", f"{connector.title} {policy.name} waits for the "
+                       "user's approval", {"card": card}, terminal_for_attempt=False)
+
+    def settle(self, card_id: str, choice: str) -> ToolResult | None:
+        """The user's click. Only ``allow_once`` runs the call, exactly as approved."""
+        pending = self.cards.pop(card_id, None)
+        if pending is None:
+            return None
+        if choice != "allow_once":
+            return failure("approval_denied", "the user declined", {"card_id": card_id},
+                           terminal_for_attempt=True)
+        if pending.connector in self.custom:
+            return self._run_custom(self.custom[pending.connector], pending.method,
+                                    pending.params)
+        connector = self.connectors[pending.connector]
+        assert connector.manifest is not None
+        found = connector.manifest.method(pending.method)
+        assert found is not None
+        return self._run(connector, found[0], pending.method, pending.params)
+
+    # -- quota, provider, guard ---------------------------------------------------------
+
+    def _stopped(self, provider: str, retry_after_ms: int | None) -> ToolResult:
+        return failure("connector_rate_limited", f"the {provider} service limit was reached; "
+                       "stop using it for this task", {"provider": provider,
+                                                        "completed": list(self.completed)},
+                       terminal_for_attempt=True, retry_after_ms=retry_after_ms)
+
+    def units_left(self, connector: Connector) -> int:
+        assert connector.manifest is not None
+        window = self.now_ms // WINDOW_MS
+        start, used = self.windows.get(connector.id, (window, 0))
+        return connector.manifest.units_per_minute - (used if start == window else 0)
+
+    def _run(self, connector: Connector, group: ActionGroup, method: str,
+             params: Mapping[str, Any]) -> ToolResult:
+        manifest = connector.manifest
+        assert manifest is not None
+        cost = manifest.method_costs[method]
+        window = self.now_ms // WINDOW_MS
+        start, used = self.windows.get(connector.id, (window, 0))
+        used = used if start == window else 0
+        if used + cost > manifest.units_per_minute:
+            self.stopped.add(manifest.provider)
+            return self._stopped(manifest.provider, (window + 1) * WINDOW_MS - self.now_ms)
+        self.windows[connector.id] = (window, used + cost)
+        self.journal.append({"connector": connector.id, "method": method,
+                             "params": dict(params)})
+        answer = self.responses.get((connector.id, method),
+                                    {"method": method, "params": dict(params)})
+        withheld = 0
+        if group.response_guard is not None:
+            answer, withheld = GUARDS[group.response_guard](answer)
+        self.completed.append({"connector": connector.id, "method": method})
+        content: dict[str, Any] = {"connector": connector.id, "method": method,
+                                   "units": cost, "result": answer}
+        if withheld:
+            content["withheld"] = withheld
+        return success(content)
+
+    # -- custom connectors (CONN-10) ----------------------------------------------------
+
+    def call_custom(self, provider: str, tool: str, args: Mapping[str, Any]) -> ToolResult:
+        """No manifest, so nothing says a tool is harmless: every call asks."""
+        connector = self.custom.get(provider)
+        if connector is None:
+            return failure("unknown_connector", f"there is no custom connector {provider!r}",
+                           {"connector": provider}, terminal_for_attempt=True)
+        if tool not in connector.allowed_tools:
+            return failure("tool_not_allowed", f"{tool!r} is not in ALLOWED_TOOLS",
+                           {"connector": provider, "tool": tool,
+                            "allowed_tools": list(connector.allowed_tools)},
+                           terminal_for_attempt=True)
+        pending = PendingCall(f"conn-card-{next(self._cards)}", provider, tool, dict(args))
+        self.cards[pending.card_id] = pending
+        decision = decide_connector(Verdict.ASK, ApprovalPolicy(Tier.CONFIRM_BEFORE_CHANGE,
+                                                                self.attendance))
+        if decision.verdict is Verdict.DENY:
+            del self.cards[pending.card_id]
+            return failure("permission_denied", decision.reason, {"connector": provider},
+                           terminal_for_attempt=True)
+        card = {"id": pending.card_id, "tool": f"{provider}.{tool}", "action": "connector",
+                "summary": summarize_args(dict(args)), "reason": decision.reason,
+                "state": "pending", "connector": provider, "method": tool, "args": dict(args)}
+        return failure("approval_required", f"{provider} {tool} waits for the user's approval",
+                       {"card": card}, terminal_for_attempt=False)
+
+    def _run_custom(self, connector: CustomConnector, tool: str,
+                    args: Mapping[str, Any]) -> ToolResult:
+        target = self.redirects.get(connector.provider)
+        if target is not None:
+            return failure("redirect_refused", "the endpoint answered a redirect; custom "
+                           "connectors never follow redirects",
+                           {"connector": connector.provider, "location": target},
+                           terminal_for_attempt=True)
+        used = sorted(sur for sur in self.credentials if sur in json.dumps(args))
+        foreign = [sur for sur in used if connector.host not in self.credentials[sur][1]]
+        if foreign:
+            return failure("credential_host_mismatch", "a credential surrogate was sent to "
+                           "a host it is not registered for; nothing was sent",
+                           {"connector": connector.provider, "host": connector.host},
+                           terminal_for_attempt=True)
+        self.journal.append({"connector": connector.provider, "method": tool,
+                             "params": _swap(args, {sur: self.credentials[sur][0]
+                                                    for sur in used})})
+        return success({"connector": connector.provider, "tool": tool,
+                        "endpoint": connector.endpoint, "result": {"args": dict(args)}})
+
+    def register_credential(self, secret: str, hosts: frozenset[str]) -> str:
+        surrogate = f"hsurr:{len(self.credentials) + 1:08d}"
+        self.credentials[surrogate] = (secret, hosts)
+        return surrogate
+
+
+def _swap(value: Any, secrets: Mapping[str, str]) -> Any:
+    """The request as it goes out: surrogates replaced by their secrets, in strings only."""
+    if isinstance(value, str):
+        for surrogate, secret in secrets.items():
+            value = value.replace(surrogate, secret)
+        return value
+    if isinstance(value, list):
+        return [_swap(v, secrets) for v in value]
+    if isinstance(value, dict):
+        return {k: _swap(v, secrets) for k, v in value.items()}
+    return value

@@ -1,0 +1,361 @@
+"""Mutants of the connectors area (CONN-01..05, 07, 11)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from mutants.base import Mutant, _original, _patch
+
+
+def _group_over_method() -> None:
+    """The method-level default is ignored: only the group default counts."""
+    from capconf.simulator.connectors import permissions, runtime
+
+    real = _original(permissions, "resolve")
+
+    def buggy(group: Any, method: Any, setting: Any = None) -> Any:
+        return real(group, replace(method, default=None), setting)
+
+    _patch(runtime, "resolve", buggy)
+
+
+def _setting_widens() -> None:
+    """A user setting replaces the manifest's verdict, so `allow` skips the card."""
+    from capconf.simulator.connectors import permissions, runtime
+
+    real = _original(permissions, "resolve")
+
+    def buggy(group: Any, method: Any, setting: Any = None) -> Any:
+        return permissions.Permission(setting, "setting") if setting is not None else real(
+            group, method, setting)
+
+    _patch(runtime, "resolve", buggy)
+
+
+def _scope_implied_by_allow() -> None:
+    """An allowed action is trusted to have its scopes."""
+    from capconf.simulator.connectors import runtime
+
+    real = _original(runtime, "missing_scopes")
+
+    def buggy(method: Any, granted: Any) -> Any:
+        return () if method.default is not None else real(method, granted)
+
+    _patch(runtime, "missing_scopes", buggy)
+
+
+def _hardcoded_card() -> None:
+    """The card's phrase and buttons are written in code, not read from the manifest."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "_card")
+
+    def buggy(self: Any, connector: Any, group: Any, policy: Any, params: Any,
+              reason: str) -> Any:
+        fixed = replace(policy, approval_phrase="send this email in Gmail",
+                        buttons={"allow_once": "Send", "deny": "Don't send"})
+        return real(self, connector, group, fixed, params, reason)
+
+    _patch(ConnectorRuntime, "_card", buggy)
+
+
+def _runs_on_deny() -> None:
+    """The carded call runs whatever the user clicks."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "settle")
+    _patch(ConnectorRuntime, "settle",
+           lambda self, card_id, choice: real(self, card_id, "allow_once"))
+
+
+def _request_count() -> None:
+    """The quota counts requests: every method costs one unit."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "_run")
+
+    def buggy(self: Any, connector: Any, group: Any, method: str, params: Any) -> Any:
+        manifest = connector.manifest
+        flat = replace(connector, manifest=replace(
+            manifest, method_costs=dict.fromkeys(manifest.method_costs, 1)))
+        return real(self, flat, group, method, params)
+
+    _patch(ConnectorRuntime, "_run", buggy)
+
+
+def _flat_price() -> None:
+    """Every method is charged the price of a message read (20 units)."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "_run")
+
+    def buggy(self: Any, connector: Any, group: Any, method: str, params: Any) -> Any:
+        manifest = connector.manifest
+        flat = replace(connector, manifest=replace(
+            manifest, method_costs=dict.fromkeys(manifest.method_costs, 20)))
+        return real(self, flat, group, method, params)
+
+    _patch(ConnectorRuntime, "_run", buggy)
+
+
+def _limit_is_a_pause() -> None:
+    """A rate limit is a pause: the provider is usable again once the window turns."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "_run")
+
+    def buggy(self: Any, *args: Any) -> Any:
+        result = real(self, *args)
+        self.stopped.clear()
+        return result
+
+    _patch(ConnectorRuntime, "_run", buggy)
+
+
+def _no_guard() -> None:
+    """The response guard is declared but never applied."""
+    from capconf.simulator.connectors import runtime
+
+    _patch(runtime, "GUARDS", {"verification_codes": lambda value: (value, 0)})
+
+
+def _blind_guard() -> None:
+    """The guard withholds every run of digits."""
+    import json
+    import re
+
+    from capconf.simulator.connectors import guard, runtime
+
+    def buggy(value: Any) -> Any:
+        return json.loads(re.sub(r"\d{4,}", guard.WITHHELD, json.dumps(value))), 1
+
+    _patch(runtime, "GUARDS", {"verification_codes": buggy})
+
+
+def _manifest_methods_exist() -> None:
+    """Every method the manifest knows is callable, documented or not."""
+    from capconf.simulator.connectors import model
+
+    real = _original(model, "parse_connector")
+
+    def buggy(files: Any) -> Any:
+        connector = real(files)
+        extra = tuple(m.name for g in connector.manifest.groups for m in g.methods
+                      if m.name not in connector.commands)
+        return replace(connector, commands=connector.commands + extra)
+
+    from capconf.simulator.connectors import ops
+
+    _patch(ops, "parse_connector", buggy)
+
+
+def _lenient_endpoint() -> None:
+    """Endpoint checked with a URL library: https, some host, port 443 or none."""
+    from urllib.parse import urlsplit
+
+    from capconf.simulator.connectors import custom
+
+    def buggy(url: str) -> Any:
+        try:
+            parts = urlsplit(url.strip())
+            ok = parts.scheme.lower() == "https" and bool(parts.hostname) and (
+                parts.port in (None, 443))
+        except ValueError:
+            ok = False
+        return None if ok else custom.EndpointRefusal("lenient", "refused")
+
+    _patch(custom, "check_endpoint", buggy)
+
+
+def _custom_runs_directly() -> None:
+    """A custom connector's call runs without a card."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "call_custom")
+
+    def buggy(self: Any, provider: str, tool: str, args: Any) -> Any:
+        result = real(self, provider, tool, args)
+        if result.error is not None and result.error.code == "approval_required":
+            card = result.error.detail["card"]
+            del self.cards[card["id"]]
+            return self._run_custom(self.custom[provider], tool, args)
+        return result
+
+    _patch(ConnectorRuntime, "call_custom", buggy)
+
+
+def _follows_redirects() -> None:
+    """A custom connector follows its endpoint's redirect."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "_run_custom")
+
+    def buggy(self: Any, connector: Any, tool: str, args: Any) -> Any:
+        self.redirects.pop(connector.provider, None)
+        return real(self, connector, tool, args)
+
+    _patch(ConnectorRuntime, "_run_custom", buggy)
+
+
+def _allowed_tools_ignored() -> None:
+    """ALLOWED_TOOLS is not enforced."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "call_custom")
+
+    def buggy(self: Any, provider: str, tool: str, args: Any) -> Any:
+        connector = self.custom.get(provider)
+        if connector is not None and tool not in connector.allowed_tools:
+            self.custom[provider] = replace(connector,
+                                            allowed_tools=(*connector.allowed_tools, tool))
+        return real(self, provider, tool, args)
+
+    _patch(ConnectorRuntime, "call_custom", buggy)
+
+
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant("conn-lenient-endpoint", "the endpoint is checked with a lenient URL parser",
+           ("CONN-10",), _lenient_endpoint),
+    Mutant("conn-custom-runs-directly", "a custom connector call runs without a card",
+           ("CONN-10",), _custom_runs_directly),
+    Mutant("conn-follows-redirects", "a custom connector follows redirects", ("CONN-10",),
+           _follows_redirects),
+    Mutant("conn-allowed-tools-ignored", "ALLOWED_TOOLS is not enforced", ("CONN-10",),
+           _allowed_tools_ignored),
+    Mutant("conn-group-over-method", "the method default is ignored", ("CONN-02",),
+           _group_over_method),
+    Mutant("conn-setting-widens", "a user setting of allow skips the manifest's ask",
+           ("CONN-02",), _setting_widens),
+    Mutant("conn-scope-implied", "an allowed method skips the scope check", ("CONN-02",),
+           _scope_implied_by_allow),
+    Mutant("conn-hardcoded-card", "card phrase and buttons are hard-coded", ("CONN-03",),
+           _hardcoded_card),
+    Mutant("conn-runs-on-deny", "the carded call runs after a deny", ("CONN-03",),
+           _runs_on_deny),
+    Mutant("conn-request-count", "the quota counts requests, not units", ("CONN-04",),
+           _request_count),
+    Mutant("conn-flat-price", "every method costs the same", ("CONN-04",), _flat_price),
+    Mutant("conn-limit-is-a-pause", "a rate limit stops nothing beyond the window",
+           ("CONN-07",), _limit_is_a_pause),
+    Mutant("conn-no-guard", "verification codes reach the model", ("CONN-05",), _no_guard),
+    Mutant("conn-blind-guard", "the guard withholds every number", ("CONN-05",), _blind_guard),
+    Mutant("conn-manifest-methods-exist", "undocumented manifest methods are callable",
+           ("CONN-11", "CONN-01"), _manifest_methods_exist),
+)
+
+
+def _cached_status() -> None:
+    """The connection state is read once and cached for the session."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "set_account")
+
+    def buggy(self: Any, connector_id: str, account: Any) -> None:
+        if connector_id not in getattr(self, "_seen", set()):
+            self._seen = {*getattr(self, "_seen", set()), connector_id}
+            return
+        real(self, connector_id, account)
+
+    _patch(ConnectorRuntime, "set_account", buggy)
+
+
+def _replay_on_reconnect() -> None:
+    """Calls that failed for reauthorization are re-sent when the account comes back."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real_call = _original(ConnectorRuntime, "call")
+    real_set = _original(ConnectorRuntime, "set_account")
+
+    def call(self: Any, connector_id: str, command: str, params: Any) -> Any:
+        result = real_call(self, connector_id, command, params)
+        if result.error is not None and result.error.code == "reauthorization_required":
+            self.__dict__.setdefault("_failed", []).append((connector_id, command, params))
+        return result
+
+    def set_account(self: Any, connector_id: str, account: Any) -> None:
+        real_set(self, connector_id, account)
+        for failed in self.__dict__.pop("_failed", []):
+            real_call(self, *failed)
+
+    _patch(ConnectorRuntime, "call", call)
+    _patch(ConnectorRuntime, "set_account", set_account)
+
+
+def _reauth_is_temporary() -> None:
+    """reauthorization_required is answered as a temporary failure with a retry time."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+    from capconf.simulator.core.envelope import ToolResult
+
+    real = _original(ConnectorRuntime, "call")
+
+    def buggy(self: Any, connector_id: str, command: str, params: Any) -> Any:
+        result = real(self, connector_id, command, params)
+        if result.error is not None and result.error.code == "reauthorization_required":
+            return ToolResult(False, None, replace(result.error, terminal_for_attempt=False,
+                                                   retry_after_ms=30_000))
+        return result
+
+    _patch(ConnectorRuntime, "call", buggy)
+
+
+def _rebuilt_urls() -> None:
+    """URLs are re-encoded by a URL library before they are passed on."""
+    from urllib.parse import quote, unquote
+
+    from capconf.simulator.connectors import ops
+
+    real = _original(ops, "_account")
+
+    def buggy(raw: Any, where: Any) -> Any:
+        account = real(raw, where)
+        fix = {k: quote(unquote(v), safe=":/?&=") for k, v in vars(account).items()
+               if k.endswith("_url") and isinstance(v, str)}
+        return replace(account, **fix)
+
+    _patch(ops, "_account", buggy)
+
+
+MUTANTS = (*MUTANTS,
+           Mutant("conn-cached-status", "connection state cached across tasks", ("CONN-06",),
+                  _cached_status),
+           Mutant("conn-replay-on-reconnect", "a failed write is re-sent on reconnect",
+                  ("CONN-06",), _replay_on_reconnect),
+           Mutant("conn-reauth-temporary", "reauthorization_required is retried later",
+                  ("CONN-06",), _reauth_is_temporary),
+           Mutant("conn-rebuilt-urls", "lifecycle URLs are re-encoded", ("CONN-06",),
+                  _rebuilt_urls))
+
+
+def _swap_for_any_host() -> None:
+    """The surrogate is swapped for whatever host the request goes to."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "_run_custom")
+
+    def buggy(self: Any, connector: Any, tool: str, args: Any) -> Any:
+        for surrogate, (secret, hosts) in list(self.credentials.items()):
+            self.credentials[surrogate] = (secret, hosts | {connector.host})
+        return real(self, connector, tool, args)
+
+    _patch(ConnectorRuntime, "_run_custom", buggy)
+
+
+def _secret_in_result() -> None:
+    """The result echoes the request as sent, real credential included."""
+    from capconf.simulator.connectors import runtime
+
+    real = _original(runtime.ConnectorRuntime, "_run_custom")
+
+    def buggy(self: Any, connector: Any, tool: str, args: Any) -> Any:
+        secrets = {s: v[0] for s, v in self.credentials.items()}
+        return real(self, connector, tool, runtime._swap(args, secrets))
+
+    _patch(runtime.ConnectorRuntime, "_run_custom", buggy)
+
+
+MUTANTS = (*MUTANTS,
+           Mutant("conn-swap-any-host", "the surrogate is swapped for any host",
+                  ("CONN-14",), _swap_for_any_host),
+           Mutant("conn-secret-in-result", "the real credential is echoed to the model",
+                  ("CONN-14",), _secret_in_result))
