@@ -99,7 +99,7 @@ def _candidate(char: str) -> bool:
 def generate() -> list[tuple[int, int, str]]:
     """Merge runs of name characters of one script; a gap is bridged only when it holds no
     name character at all, so the table answers exactly for every name character."""
-    from fontTools import unicodedata as fu  # type: ignore[import-untyped]
+    from fontTools import unicodedata as fu  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
     runs: list[list[int | str]] = []
     for cp in range(0x110000):

@@ -7,12 +7,12 @@ feature group in FEATURES: `hello` reports exactly this.
 from __future__ import annotations
 
 from capconf.simulator.approval.ops import OPS as MCP_APPROVAL_OPS
-from capconf.simulator.delegation.ops import OPS as DELEGATION_OPS
-from capconf.simulator.editor.ops import OPS as EDITOR_OPS
-from capconf.simulator.flow.ops import OPS as FLOW_OPS
 from capconf.simulator.call.ops import OPS as CALL_OPS
 from capconf.simulator.connectors.ops import OPS as CONNECTOR_OPS
+from capconf.simulator.delegation.ops import OPS as DELEGATION_OPS
+from capconf.simulator.editor.ops import OPS as EDITOR_OPS
 from capconf.simulator.executors.ops import OPS as EXECUTOR_OPS
+from capconf.simulator.flow.ops import OPS as FLOW_OPS
 from capconf.simulator.memory.ops import OPS as MEMORY_OPS
 from capconf.simulator.namespaces.ops import OPS as NAMESPACE_OPS
 from capconf.simulator.protocol.core_ops import CORE_OPS
