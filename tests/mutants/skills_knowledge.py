@@ -359,7 +359,8 @@ class _CaseInsensitiveOs:
 
 def _skill_folders_case_insensitive_order() -> None:
     """Folders of a layer examined in case-insensitive order, so `alpha` beats `Zeta`."""
-    skills.os = _CaseInsensitiveOs()
+    real = skills._package_folders
+    skills._package_folders = lambda directory: sorted(real(directory), key=str.lower)
 
 
 def _skill_duplicate_declaration_silent() -> None:
