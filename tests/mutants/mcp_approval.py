@@ -120,8 +120,8 @@ def _writable_roots_ignored() -> None:
     """The writable-roots list is ignored: a root counts as outside."""
     builtin = _module("capconf.simulator.builtin_tools.calls")
 
-    real = builtin.resolve_target
-    builtin.resolve_target = lambda path, workspace, roots=(): real(path, workspace, ())
+    real = builtin.locate
+    builtin.locate = lambda path, workspace, roots=(): real(path, workspace, ())
 
 
 def _lexical_target() -> None:
@@ -135,7 +135,12 @@ def _lexical_target() -> None:
         return classify_target(path, PurePosixPath(workspace.as_posix()),
                                tuple(PurePosixPath(r.as_posix()) for r in roots))
 
-    builtin.resolve_target = lexical
+    real = builtin.locate
+
+    def locate(path: str, workspace: Path, roots: tuple[Path, ...] = ()) -> Any:
+        return replace(real(path, workspace, roots), target=lexical(path, workspace, roots))
+
+    builtin.locate = locate
 
 
 def _task_asks() -> None:

@@ -77,7 +77,9 @@ def _follow_file_links() -> None:
 
 def _follow_directory_links() -> None:
     """The memory directory is resolved through symlinks (realpath, then open)."""
-    memory_fs._DIR_FLAGS &= ~os.O_NOFOLLOW
+    import capconf.simulator.files.root as files_root
+
+    files_root.DIR_FLAGS &= ~os.O_NOFOLLOW  # memory opens its directories through it
 
 
 def _budget_in_characters() -> None:

@@ -77,7 +77,24 @@ def _kb_keeps_cr() -> None:
 
 def _kb_follows_symlinks_out() -> None:
     """Symlinks are resolved but never checked against the workspace root."""
-    knowledge._inside = lambda real, root: True
+    real_classify = knowledge._classify_link
+
+    def classify_link(root: Any, here: Any, name: str, rel: str, *rest: Any) -> Any:
+        found = real_classify(root, here, name, rel, *rest)
+        if isinstance(found, knowledge.Skipped) and (
+                found.reason is knowledge.SkipReason.SYMLINK_OUTSIDE):
+            return knowledge.SourceFile(rel, rel, 0, 0)  # followed like any file
+        return found
+
+    def read_file(root: Any, file: Any, limit: int) -> Any:
+        try:
+            with open(os.path.join(root.real, file.real), "rb") as handle:
+                return handle.read(limit), os.fstat(handle.fileno()).st_size
+        except OSError:
+            return kbsearch.SkipReason.CHANGED
+
+    knowledge._classify_link = classify_link
+    kbsearch.read_file = read_file
 
 
 def _kb_no_glob_rules() -> None:
@@ -359,7 +376,8 @@ class _CaseInsensitiveOs:
 
 def _skill_folders_case_insensitive_order() -> None:
     """Folders of a layer examined in case-insensitive order, so `alpha` beats `Zeta`."""
-    skills.os = _CaseInsensitiveOs()
+    real = skills._package_folders
+    skills._package_folders = lambda directory: sorted(real(directory), key=str.lower)
 
 
 def _skill_duplicate_declaration_silent() -> None:
