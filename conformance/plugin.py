@@ -239,7 +239,7 @@ def pytest_runtest_makereport(
         reason = str(excinfo.value)[:2000] if excinfo is not None else report.longreprtext[-2000:]
         if (category == outcomes.FAILED and excinfo is not None
                 and type(excinfo.value) is AssertionError):
-            reason = _spec_context(item) + "\n" + reason
+            reason = f"{_spec_context(item)} | {reason}"
     elif report.when == "call":
         category = outcomes.PASSED
 
