@@ -11,19 +11,20 @@ SPEC.md section, its conformance suite files and its golden folder:
     definition/    DEF     the document: YAML source, declarations, parse/save, serialise
     tools/         TOOL    registry, tool catalog, grant resolution
     prompt/        PROMPT  frame -> catalog -> body
-    call/          CALL    the tool-call contract (envelope in core)
+    editor/        EDIT    selector candidates, form edits as splices, unknown names
+    call/          CALL    stamping, hand-offs, embed tokens (envelope in core)
     builtin_tools/         read, write, edit, bash effects behind the approval gate
     skills/        SKILL   packages, layered discovery, use_skill, skill_search
     knowledge/     KB      sources, catalog, kb_search
     mcp/           MCP     fake servers, client, scoped gateway
     approval/      APPR    the decision table, cards, the chain
     memory/        MEM     modes, binding, resident section, tools, appends
-    delegation/    DELEG   (planned) implementers, lineage, boundary permissions
-    flow/          FLOW    (planned) workflows, fixed-script iteration
-    namespaces/    NS      (planned) namespaces and deferred loading
-    connectors/    CONN    (planned) connectors
-    executors/     BIN     (planned) executors
-    files/                 (planned) the one way to open anything under a root
+    delegation/    DELEG   implementers, lineage, permissions pinned at the boundary
+    flow/          FLOW    workflows in a restricted worker, fixed-script iteration
+    namespaces/    NS      namespaces and deferred loading
+    connectors/    CONN    connectors from manifest data, permissions, quotas, lifecycle
+    executors/     BIN     provisioned / revealed / usable, one CLI contract, two walls
+    files/                 the one way to open anything under a root
 
 ``areas`` is the composition root (the dimensions in catalog order); ``spec_tables``
 regenerates SPEC.md's tables from the code tables.

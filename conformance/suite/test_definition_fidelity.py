@@ -207,3 +207,50 @@ def test_the_frame_is_joined_without_its_own_blank_lines(impl: Harness) -> None:
     expect(prompt["prompt"], "You are a framed subagent.\n\nBody.\n",
            "PROMPT-01: frame and body (each without surrounding blank lines) joined by "
            "exactly one blank line")
+
+
+# -- every dimension: absent, null, empty, ill-typed (issue 10, item 4) --------------
+
+DIMENSION_FORMS = [
+    ("skills", "null", "skills:\n", False),
+    ("skills", "empty", "skills: []\n", False),
+    ("skills", "ill-typed", "skills: {notes: yes}\n", True),
+    ("knowledge", "null", "knowledge:\n", False),
+    ("knowledge", "empty", "knowledge: []\n", False),
+    ("knowledge", "ill-typed", "knowledge: {name: docs, glob: ./docs/*.md}\n", True),
+    ("mcp", "null", "mcp:\n", False),
+    ("mcp", "empty", "mcp: {servers: []}\n", False),
+    ("mcp", "ill-typed", "mcp: [notion]\n", True),
+    ("memory", "null", "memory:\n", False),
+    ("memory", "empty", "memory: none\n", False),
+    ("memory", "ill-typed", "memory: [private]\n", True),
+]
+
+
+@pytest.mark.req("PROMPT-03", "DEF-03", "SKILL-02", "KB-02", "MCP-01", "MEM-02")
+@pytest.mark.parametrize("row", [
+    pytest.param(row, id=f"{row[0]}-{row[1]}",
+                 marks=pytest.mark.case(f"def.dimension-form.{row[0]}.{row[1]}"))
+    for row in DIMENSION_FORMS])
+def test_a_dimension_without_an_entry_adds_no_section_and_no_tool(
+        impl: Harness, row: tuple[str, str, str, bool]) -> None:
+    """Bug: a dimension key that is present but null, empty or of the wrong type counts as
+    declared (an empty section, or the dimension's tools mounted), or an ill-typed value
+    is dropped without a diagnostic. Compared with the same runtime's answer for the same
+    definition without the key, so no reference format is assumed."""
+    key, _form, line, ill_typed = row
+    _world(impl)
+    without = "name: dims\ndescription: d\ntools: [read]\nprompt: Work.\n"
+    source = without.replace("prompt: Work.\n", line + "prompt: Work.\n")
+    expect(impl.prompt(source)["prompt"], impl.prompt(without)["prompt"],
+           f"PROMPT-03: `{line.strip()}` declares nothing, so the prompt is the same bytes "
+           "as without the key")
+    expect([t["name"] for t in impl.mounted(source)["tools"]],
+           [t["name"] for t in impl.mounted(without)["tools"]],
+           f"{key}: `{line.strip()}` declares nothing, so no dimension tool is mounted")
+    parsed = impl.parse(source)
+    expect_true(parsed["loaded"], "DEF-02: parse mode keeps the definition", parsed)
+    at_key = [d for d in parsed["diagnostics"] if d["path"][:1] == [key]]
+    if ill_typed:
+        expect_true(bool(at_key), f"DEF-03: the ill-typed `{key}` is reported at its key, "
+                    "never dropped silently", parsed["diagnostics"])

@@ -331,6 +331,33 @@ def _other_location_form() -> None:
     _wrap(rewrite)
 
 
+def _present_key_declares() -> None:
+    """A dimension key that is present at all (null, empty or ill-typed) renders its
+    section heading: the prompt of a legacy definition with `mcp:` no longer matches."""
+    headings = {"skills": "## Skills", "knowledge": "## Knowledge sources",
+                "mcp": "## MCP servers", "memory": "## Memory"}
+
+    def rewrite(state: dict[str, Any], req: dict[str, Any], fwd: Forward) -> dict[str, Any]:
+        response = fwd(req)
+        source = (req.get("args") or {}).get("source")
+        result = _result(response)
+        if req.get("op") != "prompt.assemble" or not isinstance(source, str) or not result:
+            return response
+        parts: list[dict[str, Any]] = list(result.get("parts") or [])
+        for key, heading in headings.items():
+            kind = f"catalog.{key}"
+            if re.search(rf"(?m)^{key}\s*:", source) and all(p.get("kind") != kind
+                                                            for p in parts):
+                at = next((i for i, p in enumerate(parts) if p.get("kind") == "body"),
+                          len(parts))
+                parts.insert(at, {"kind": kind, "text": heading})
+        result["parts"] = parts
+        _rebuild(result)
+        return response
+
+    _wrap(rewrite)
+
+
 MUTANTS = (
     Mutant("mcp-ignores-tier", "the MCP call path always asks, whatever the tier and "
            "attendance", ("APPR-01", "MCP-03"), _mcp_ignores_tier),
@@ -356,6 +383,8 @@ MUTANTS = (
            ("TOOL-02",), _tool_names_nfkc),
     Mutant("frame-kept-with-blank-lines", "the frame keeps its own leading/trailing "
            "newlines", ("PROMPT-01",), _frame_kept_with_blank_lines),
+    Mutant("present-key-declares", "a dimension key present but null, empty or ill-typed "
+           "renders its section heading", ("PROMPT-03",), _present_key_declares),
     Mutant("reworded-catalog", "catalog instruction sentences reworded (correct behaviour, other "
            "words)", ("TEXT-01",), _reworded_catalog),
     Mutant("other-location-form", "skill locations as plain paths (correct behaviour, "

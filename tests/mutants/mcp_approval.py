@@ -144,14 +144,23 @@ def _lexical_target() -> None:
 
 
 def _task_asks() -> None:
-    """Task is treated as a change and waits for approval."""
-    builtin = _module("capconf.simulator.builtin_tools.calls")
-    from capconf.simulator.approval.decision import Action, Target
-    from capconf.simulator.core.envelope import failure
+    """Task is treated as a change and waits for approval (gated before the delegation
+    capability creates the child)."""
+    tools = _module("capconf.simulator.delegation.tools")
+    from capconf.simulator.approval.chain import chain_of, gate
+    from capconf.simulator.approval.decision import Action, ApprovalRequest, Target
 
-    builtin.BUILTIN_CALLS["Task"] = lambda args, world, ctx: builtin._gated(
-        "Task", Action.WRITE, Target.WORKSPACE, args, ctx,
-        lambda: failure("not_simulated", "Task", {}))
+    real = tools.TOOL_HOOKS["Task"]
+
+    def buggy(session: Any, caller: str, args: Any, factory: Any) -> Any:
+        record = session.agents.get(caller)
+        definition = record.view.definition if record is not None else None
+        name = definition.name if definition is not None else None
+        return gate(chain_of(session.state), caller, name, tool="Task",
+                    request=ApprovalRequest(Action.WRITE, Target.WORKSPACE),
+                    args=dict(args), run=lambda: real(session, caller, args, factory))
+
+    tools.TOOL_HOOKS["Task"] = buggy
 
 
 def _card_origin_lost() -> None:
