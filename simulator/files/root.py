@@ -342,12 +342,7 @@ class Root:
                                           final=READ_FLAGS)
         assert fd is not None
         try:
-            st = os.fstat(fd)
-            kind = kind_of(st.st_mode)
-            if kind is not Kind.FILE:
-                raise FileAccessError(Reason.NOT_A_FILE if kind is Kind.DIRECTORY
-                                      else Reason.SPECIAL, rel)
-            return Opened(fd, st, (*parent.parts, _name))
+            return Opened(fd, _regular_stat(fd, rel), (*parent.parts, _name))
         except BaseException:
             os.close(fd)
             raise
@@ -373,11 +368,7 @@ class Root:
                                           final=WRITE_FLAGS)
         assert fd is not None
         try:
-            st = os.fstat(fd)
-            kind = kind_of(st.st_mode)
-            if kind is not Kind.FILE:
-                raise FileAccessError(Reason.NOT_A_FILE if kind is Kind.DIRECTORY
-                                      else Reason.SPECIAL, rel)
+            _regular_stat(fd, rel)
             os.set_blocking(fd, True)
             os.ftruncate(fd, 0)
             write_fd(fd, data)
@@ -409,3 +400,14 @@ def write_fd(fd: int, data: bytes) -> None:
 
 def iter_parts(rel: str) -> Iterator[str]:
     yield from split(rel)
+
+
+def _regular_stat(fd: int, rel: str) -> os.stat_result:
+    """The fstat of what was opened, refused unless it is a regular file: the decision is
+    taken on the descriptor, never on the path."""
+    st = os.fstat(fd)
+    kind = kind_of(st.st_mode)
+    if kind is not Kind.FILE:
+        raise FileAccessError(Reason.NOT_A_FILE if kind is Kind.DIRECTORY else Reason.SPECIAL,
+                              rel)
+    return st
