@@ -89,6 +89,16 @@ class Harness:
             "tools.mounted", self._source_args(source, filename, fmt))
         return result
 
+    def memory_dir(self, source: str | bytes) -> str | None:
+        """Where the implementation binds this definition's memory (workspace-relative),
+        asked with `memory.locate`: the private layout is its own choice (TEXT-02)."""
+        result: dict[str, Any] = self.driver.request(
+            "memory.locate", self._source_args(source, None, None))
+        directory = result.get("directory")
+        expect_true(directory is None or (isinstance(directory, str) and bool(directory)),
+                    "memory.locate answers a non-empty path or null", result)
+        return directory if isinstance(directory, str) else None
+
     def registry(self) -> dict[str, Any]:
         result: dict[str, Any] = self.driver.request("registry.list")
         return result

@@ -293,6 +293,55 @@ def test_task_stop_settles_every_card_of_its_owner_as_denied(impl: Harness) -> N
     assert again["ok"] is False and again["error_code"] == "AGENT-STOPPED"
 
 
+@pytest.mark.case("appr.origin.nested-spawn")
+@pytest.mark.req("APPR-02", "APPR-04", "DELEG-06")
+def test_nested_spawns_cards_name_the_real_origin_and_stop_reaches_the_subtree(
+        impl: Harness) -> None:
+    """Bugs: a grandchild's card attributed to the top subagent (or to its immediate
+    parent), or forwarded to the middle agent instead of the user's session; TaskStop on the
+    middle agent stopping only that agent, so the grandchild's card stays pending and its
+    call hangs; or the stop spilling onto a sibling subtree."""
+    standard_world(impl)
+
+    def nested(name: str, parent: str | None) -> str:
+        args: dict[str, Any] = {"source": agent_def(name=name), "background": True}
+        if parent is not None:
+            args["parent"] = parent
+        agent: str = impl.driver.request("agent.spawn", args)["agent"]
+        return agent
+
+    lead = nested("lead", None)
+    helper = nested("helper", lead)
+    leaf = nested("leaf", helper)
+    sibling = nested("sibling", lead)
+    raised = {}
+    for agent, name in ((leaf, "leaf"), (helper, "helper"), (sibling, "sibling")):
+        pending = call(impl, agent, "write", path=f"{name}.md", content=name)
+        assert pending["error_code"] == "APPROVAL-PENDING", pending
+        card = pending["error_detail"]["card"]
+        expect(card["origin"], {"agent_id": agent, "agent_name": name, "subagent": True},
+               "APPR-02: a nested subagent's card names the agent that made the call")
+        raised[name] = card["id"]
+    listed = {c["id"]: c for c in cards(impl)}
+    expect_true(set(raised.values()) <= set(listed), "APPR-02: every nested card is on the "
+                "user's board", sorted(listed))
+    stopped = impl.driver.request("task.stop", {"agent": helper})
+    expect_true({c["id"] for c in stopped["settled"]} == {raised["leaf"], raised["helper"]},
+                "DELEG-06/APPR-04: stopping the middle agent settles its own and its "
+                "subtree's cards, and no one else's", stopped["settled"])
+    assert [r["error_code"] for r in stopped["results"]] == ["APPROVAL-DENIED"] * 2
+    by_id = {c["id"]: c for c in cards(impl)}
+    for name in ("leaf", "helper"):
+        assert (by_id[raised[name]]["state"], by_id[raised[name]]["settled_by"]) == (
+            "denied", "task-stop")
+    assert by_id[raised["sibling"]]["state"] == "pending"
+    assert status(impl, leaf) == "stopped" and status(impl, helper) == "stopped"
+    assert status(impl, lead) == "running" and status(impl, sibling) == "suspended"
+    late = call(impl, leaf, "write", path="late.md", content="x")
+    assert late["ok"] is False and late["error_code"] == "AGENT-STOPPED", late
+    assert not any((impl.workspace / f"{n}.md").exists() for n in ("leaf", "helper", "late"))
+
+
 @pytest.mark.case("appr.card.settles-once")
 @pytest.mark.req("APPR-04", "APPR-02")
 def test_a_card_is_settled_once(impl: Harness) -> None:

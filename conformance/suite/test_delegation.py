@@ -464,8 +464,11 @@ def test_child_scope_is_its_own_and_only_the_main_mount_is_shared(impl: Harness)
         assert "PLAN.md" not in listing and "parent-secret" not in listing, listing
         complete(impl, sharer)
         complete(impl, noter)
-    planner_files = {p.name for p in (impl.workspace / "mem/agents/planner").iterdir()}
+    planner_dir = impl.memory_dir(_memory_type("planner", "private"))
+    noter_dir = impl.memory_dir(_memory_type("noter", "private"))
+    assert planner_dir and noter_dir and planner_dir != noter_dir, (planner_dir, noter_dir)
+    planner_files = {p.name for p in (impl.workspace / planner_dir).iterdir()}
     assert planner_files == {"PLAN.md"}, planner_files
-    assert (impl.workspace / "mem/agents/noter/NOTE.md").is_file()
+    assert (impl.workspace / noter_dir / "NOTE.md").is_file()
     assert (impl.workspace / "mem/main/SHARED.md").is_file()
-    assert not (impl.workspace / "mem/agents/noter/SHARED.md").exists()
+    assert not (impl.workspace / noter_dir / "SHARED.md").exists()

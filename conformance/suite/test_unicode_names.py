@@ -143,9 +143,9 @@ def test_chinese_agent_keeps_a_chinese_memory_file(impl: Harness) -> None:
     assert read["ok"] is True and "术语：能力层" in str(read["content"]), read
     found = call(impl, agent, "memory_search", {"query": "术语：能力层"})
     assert found["ok"] is True and "笔记.md" in str(found["content"]), found
-    [path] = files_under(impl.workspace / ROOT)
-    directory, filename = path.split("/")
-    assert filename == "笔记.md" and unicodedata.is_normalized("NFC", filename)
+    directory = impl.memory_dir(source)
+    assert directory is not None and directory.startswith(ROOT + "/"), directory
+    assert files_under(impl.workspace / ROOT) == [f"{directory[len(ROOT) + 1:]}/笔记.md"]
     assert directory.isascii() or unicodedata.is_normalized("NFC", directory)
     assert files_under(impl.workspace / MAIN) == []
     resident = [p["text"] for p in impl.prompt(source)["parts"] if p["kind"] == "catalog.memory"]
@@ -166,8 +166,10 @@ def test_unicode_agents_get_distinct_directories_ascii_case_shares(impl: Harness
     other = spawn(impl, "翻译bot")  # equal to 翻译Bot up to ASCII case: the same agent
     read = call(impl, other, "memory_read", {"file": "id.md"})
     assert read["ok"] is True and "n4" in str(read["content"]), read
-    directories = {p.split("/")[0] for p in files_under(impl.workspace / ROOT)}
-    assert len(directories) == len(names)
+    directories = {impl.memory_dir(definition(name, "private")) for name in names}
+    assert len(directories) == len(names) and None not in directories, directories
+    written = {f"{d}/id.md"[len(ROOT) + 1:] for d in directories if d is not None}
+    assert set(files_under(impl.workspace / ROOT)) == written
 
 
 @pytest.mark.req("MEM-09")

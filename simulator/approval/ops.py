@@ -132,25 +132,53 @@ def op_card_decide(session: Session, args: Mapping[str, Any]) -> Any:
     return {"card": card.to_json(), "result": result.to_json()}
 
 
+def spawn_subtree(session: Session, agent_id: str) -> list[str]:
+    """``agent_id`` and every agent spawned under it with ``agent.spawn {parent}``,
+    children before parents, in spawn order. Lineage is data (DELEG-03): it decides what a
+    stop reaches, never what an agent can see."""
+    out: list[str] = []
+    for record in list(session.agents.values()):
+        if record.parent == agent_id:
+            out += spawn_subtree(session, record.agent_id)
+    out.append(agent_id)
+    return out
+
+
 def op_task_stop(session: Session, args: Mapping[str, Any]) -> Any:
-    """TaskStop on a subagent: it stops and every pending card it owns is denied."""
+    """TaskStop on a subagent: it and its whole subtree stop (DELEG-06), children first,
+    and every pending card they own is denied (APPR-04). The subtree follows both kinds
+    of lineage: agents spawned with ``parent`` and children the delegation capability
+    made; the capability stops its own children, so it is asked once per agent it does
+    not manage itself."""
     chain = _chain(session)
     record = session.agent(args)
-    name = record.view.definition.name if record.view.definition else None
     subtree_stop = session.state.get("delegation.stop")
-    if callable(subtree_stop):
-        # the delegation capability's one cancellation contract (DELEG-06): the agent and
-        # every child it delegated stop, with their cards settled as below
-        outcome = subtree_stop(record.agent_id)
-        return {"settled": [s["card"] for s in outcome["settled"]],
-                "results": [s["result"] for s in outcome["settled"]],
-                "stopped": outcome["stopped"]}
-    try:
-        outcomes = stop(chain, record.agent_id, name, record.background)
-    except CardError as exc:
-        raise _card_error(exc) from None
-    return {"settled": [c.to_json() for c, _ in outcomes],
-            "results": [r.to_json() for _, r in outcomes]}
+    manages = session.state.get("delegation.manages")
+    members = [m for m in spawn_subtree(session, record.agent_id)
+               if m == record.agent_id or not (callable(manages) and manages(m))]
+    settled: list[Any] = []
+    results: list[Any] = []
+    stopped: list[str] = []
+    for member in members:
+        if callable(subtree_stop):
+            outcome = subtree_stop(member)
+            settled += [s["card"] for s in outcome["settled"]]
+            results += [s["result"] for s in outcome["settled"]]
+            stopped += outcome["stopped"]
+            continue
+        was_stopped = chain.stopped(member)
+        member_record = session.agents[member]
+        definition = member_record.view.definition
+        try:
+            outcomes = stop(chain, member, definition.name if definition else None,
+                            member_record.background)
+        except CardError as exc:
+            raise _card_error(exc) from None
+        settled += [c.to_json() for c, _ in outcomes]
+        results += [r.to_json() for _, r in outcomes]
+        if not was_stopped:
+            stopped.append(member)
+    return {"settled": settled, "results": results, "stopped": stopped}
 
 
 def op_snapshot_pull(session: Session, args: Mapping[str, Any]) -> Any:

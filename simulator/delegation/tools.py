@@ -50,6 +50,7 @@ def new_capability(session: Session, agent_types: dict[str, str],
                                       chain_of(session.state))
     session.state[STATE_KEY] = capability
     session.state["delegation.stop"] = lambda agent: capability.stop(agent, by=None)
+    session.state["delegation.manages"] = lambda agent: agent in capability.nodes
     return capability
 
 

@@ -16,8 +16,9 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from capconf.simulator.protocol.core_ops import op_tool_call
-from capconf.simulator.protocol.session import Handler, ProtocolError, Session
+from capconf.simulator.memory.binding import MemoryBinding
+from capconf.simulator.protocol.core_ops import compile_from_args, op_tool_call, unloadable
+from capconf.simulator.protocol.session import Handler, ProtocolError, Session, read_mode
 
 MAX_CALLS = 10000
 
@@ -70,4 +71,22 @@ def op_tool_call_many(session: Session, args: Mapping[str, Any]) -> Any:
     return {"results": results}
 
 
-OPS: dict[str, Handler] = {"tool.call_many": op_tool_call_many}
+def op_memory_locate(session: Session, args: Mapping[str, Any]) -> Any:
+    """Where a definition's memory tools would be bound, workspace-relative, or null.
+
+    The private-memory layout is the implementation's own choice (TEXT-02), so a harness
+    that plants or inspects memory files must ask rather than assume ``<root>/<name>/``.
+    The answer comes from the same compile that mounts the tools, so it cannot drift from
+    where ``memory_write`` really writes (the MEM-04 layout case cross-checks it).
+    """
+    view = compile_from_args(session, args, read_mode(args))
+    if view.definition is None:
+        raise unloadable(view)
+    outcome = view.outcomes.get("memory")
+    binding = outcome.state if outcome is not None else None
+    directory = binding.directory.as_posix() if isinstance(binding, MemoryBinding) else None
+    return {"directory": directory}
+
+
+OPS: dict[str, Handler] = {"tool.call_many": op_tool_call_many,
+                           "memory.locate": op_memory_locate}

@@ -36,7 +36,7 @@ def diagnostics_json(view: AgentView) -> list[dict[str, Any]]:
     return [d.to_json() for d in view.diagnostics]
 
 
-def _unloadable(view: AgentView) -> ProtocolError:
+def unloadable(view: AgentView) -> ProtocolError:
     return ProtocolError("definition_invalid", "the definition could not be loaded: "
                          + "; ".join(d.message for d in view.diagnostics))
 
@@ -93,7 +93,7 @@ def op_definition_save(session: Session, args: Mapping[str, Any]) -> Any:
 def op_prompt_assemble(session: Session, args: Mapping[str, Any]) -> Any:
     view = compile_from_args(session, args, read_mode(args))
     if view.prompt is None:
-        raise _unloadable(view)
+        raise unloadable(view)
     return {
         "prompt": view.prompt.text,
         "parts": [{"kind": p.kind, "text": p.text} for p in view.prompt.parts],
@@ -104,7 +104,7 @@ def op_prompt_assemble(session: Session, args: Mapping[str, Any]) -> Any:
 def op_tools_mounted(session: Session, args: Mapping[str, Any]) -> Any:
     view = compile_from_args(session, args, read_mode(args))
     if view.definition is None:
-        raise _unloadable(view)
+        raise unloadable(view)
     return {"tools": [t.to_json() for t in view.mounted], "diagnostics": diagnostics_json(view)}
 
 
@@ -112,7 +112,7 @@ def op_agent_spawn(session: Session, args: Mapping[str, Any]) -> Any:
     """Mount a definition as a live agent; later ops address it by the returned id."""
     view = compile_from_args(session, args, Mode.PARSE)
     if view.definition is None:
-        raise _unloadable(view)
+        raise unloadable(view)
     background = bool(args.get("background", False))
     parent = args.get("parent")
     if parent is not None and parent not in session.agents:

@@ -433,7 +433,49 @@ def _describe_schema_of_first_tool() -> None:
     gateway.ScopedGateway.describe = describe
 
 
+def _nested_origin_is_top() -> None:
+    """A nested subagent's card is attributed to the top subagent of its spawn lineage
+    (the one the main agent spawned), as a runtime that tags cards by "which task of
+    mine is this" would."""
+    core_ops = _module("capconf.simulator.protocol.core_ops")
+    chain_module = _module("capconf.simulator.approval.chain")
+    mcp_dimension = _module("capconf.simulator.mcp.dimension")
+    op_tables = _module("capconf.simulator.protocol.op_tables")
+    sessions: list[Any] = []
+    real_spawn = core_ops.op_agent_spawn
+    real_hold = chain_module.hold
+
+    def spawn(session: Any, args: Any) -> Any:
+        sessions[:] = [session]
+        return real_spawn(session, args)
+
+    def hold(chain: Any, agent_id: str, agent_name: Any, **kwargs: Any) -> Any:
+        agents = sessions[0].agents if sessions else {}
+        while agent_id in agents and agents[agent_id].parent in agents:
+            agent_id = agents[agent_id].parent
+            definition = agents[agent_id].view.definition
+            agent_name = definition.name if definition else agent_id
+        return real_hold(chain, agent_id, agent_name, **kwargs)
+
+    for table in op_tables.OP_TABLES:
+        if table.get("agent.spawn") is real_spawn:
+            table["agent.spawn"] = spawn
+    chain_module.hold = hold
+    mcp_dimension.hold = hold
+
+
+def _stop_misses_spawn_lineage() -> None:
+    """TaskStop stops only the agent named, not the agents it spawned: a grandchild keeps
+    its pending card and its call waits for ever."""
+    ops = _module("capconf.simulator.approval.ops")
+    ops.spawn_subtree = lambda session, agent_id: [agent_id]
+
+
 MUTANTS: tuple[Mutant, ...] = (
+    Mutant("appr-nested-origin-top", "a nested subagent's card names the top subagent",
+           ("APPR-02",), _nested_origin_is_top),
+    Mutant("appr-stop-misses-spawn-lineage", "TaskStop does not reach agents spawned under "
+           "the stopped one", ("APPR-04", "DELEG-06"), _stop_misses_spawn_lineage),
     Mutant("appr-bash-ignores-cwd", "bash is decided at the workspace whatever its cwd",
            ("APPR-01",), _bash_ignores_cwd),
     Mutant("mcp-shared-gateway", "the subagent gets the shared gateway: every configured "

@@ -347,7 +347,63 @@ def _unicode_lower_search() -> None:
            lambda query: tuple(dict.fromkeys(t.lower() for t in query.split())))
 
 
+def _locate_lies() -> None:
+    """`memory.locate` computed by a second copy of the layout code that drifted: it
+    answers `<root>/<name>` while the tools write `<root>/agent-<name>`."""
+    from capconf.simulator.memory import ops as memory_ops
+
+    real = memory.private_directory_name
+    real_locate = memory_ops.op_memory_locate
+
+    def tools_dir(agent_name: str) -> str | None:
+        name = real(agent_name)
+        return None if name is None else f"agent-{name}"
+
+    def locate(session: Any, args: Any) -> Any:
+        _patch(memory, "private_directory_name", real)
+        try:
+            return real_locate(session, args)
+        finally:
+            _patch(memory, "private_directory_name", tools_dir)
+
+    _patch(memory, "private_directory_name", tools_dir)
+    from capconf.simulator.protocol import op_tables
+
+    for table in op_tables.OP_TABLES:
+        if "memory.locate" in table:
+            table["memory.locate"] = locate
+
+
+def _raw_case_directory() -> None:
+    """The private directory is the name as written: `Reviewer` and `reviewer` are two
+    agents on Linux and one on macOS."""
+    real = memory.private_directory_name
+
+    def raw(agent_name: str) -> str | None:
+        name = real(agent_name)
+        return None if name is None else (agent_name if agent_name.isascii() else name)
+
+    _patch(memory, "private_directory_name", raw)
+
+
+def _prefix_directory() -> None:
+    """Directories named by the first four letters: `reviewer` and `reviewer2` share."""
+    real = memory.private_directory_name
+
+    def prefix(agent_name: str) -> str | None:
+        name = real(agent_name)
+        return None if name is None else name[:4]
+
+    _patch(memory, "private_directory_name", prefix)
+
+
 MUTANTS: tuple[Mutant, ...] = (
+    Mutant("memory-locate-lies", "memory.locate answers a directory the tools do not use",
+           ("MEM-04",), _locate_lies),
+    Mutant("memory-raw-case-directory", "the private directory keeps the name's case",
+           ("MEM-01",), _raw_case_directory),
+    Mutant("memory-prefix-directory", "private directories keyed by a name prefix, so two "
+           "agents share one", ("MEM-01",), _prefix_directory),
     Mutant("memory-scope-parameter", "memory tools take a `scope` argument and honour "
            "scope: global", ("MEM-03",), _scope_parameter),
     Mutant("memory-ignore-unknown-args", "unknown memory tool arguments are silently dropped",
