@@ -12,8 +12,8 @@ from pathlib import Path
 from suite_runner import run_suite
 
 FAILING = {"failed", "errored", "crashed", "timed out", "stale"}
-REQUIREMENTS = ("MEM-01", "MEM-02", "MEM-03", "MEM-04", "MEM-05", "MEM-06", "MEM-07", "MEM-08", "MEM-09",
-                "MEM-10", "DELEG-05")
+REQUIREMENTS = ("MEM-01", "MEM-02", "MEM-03", "MEM-04", "MEM-05", "MEM-06", "MEM-07", "MEM-08",
+                "MEM-09", "MEM-10", "DELEG-05")
 
 
 def test_a_runtime_with_its_own_memory_layout_passes(tmp_path: Path) -> None:

@@ -315,7 +315,7 @@ def test_describe_of_a_disabled_or_unconfigured_server_says_configure_it(
         assert refused["error_code"] == "MCP-NOT-CONFIGURED", refused
         assert refused["error_detail"]["status"] == state
         assert refused["terminal_for_attempt"] is True
-        assert "settings" in refused["error_message"]
+        assert "settings" in refused["error_message"].lower()
     assert journal(impl, "sheets") == []
 
 
@@ -462,7 +462,7 @@ def test_disabled_and_unconfigured_servers_mount_with_their_own_diagnostic(
             "MCP-NOT-CONFIGURED"]
         assert [d["code"] for d in diagnostics_at(result, ["mcp", "servers", 2])] == [
             "MCP-UNKNOWN-SERVER"]
-        assert "settings" in diagnostics_at(result, ["mcp", "servers", 1])[0]["message"]
+        assert "settings" in diagnostics_at(result, ["mcp", "servers", 1])[0]["message"].lower()
     assert impl.save(source)["saved"]  # unknown names are kept and reported (DEF-06)
     names = [t["name"] for t in impl.mounted(source)["tools"]]
     assert "mcp_call" in names
