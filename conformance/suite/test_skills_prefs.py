@@ -77,8 +77,9 @@ def test_a_preferred_skill_is_first_and_marked(sk: Skills) -> None:
     listed when its skill has include_in_prompt: false."""
     mail_world(sk)
     names = ["inbox-helper", "gmail-flow", "outlook-flow"]
+    same_place = ["gmail-flow", "inbox-helper"]  # first in both catalogs: only a marker differs
     sk.setup()
-    plain = sk.section(names)
+    plain = sk.section(same_place)
     sk.setup(preferences=[{"task_type": "email", "kind": "skill", "name": "gmail-flow"},
                           {"task_type": "calendar", "kind": "skill", "name": "outlook-flow"}])
     agent = sk.spawn(names)
@@ -97,12 +98,13 @@ def test_a_preferred_skill_is_first_and_marked(sk: Skills) -> None:
                              ("outlook-flow", "Outlook procedures"),
                              ("inbox-helper", "Read and sort the inbox")],
                    "SKILL-09: preferred entries come first (declaration order among them)")
-    assert section is not None and plain is not None
-    expect_true(entry_segment(section, "gmail-flow", names).strip()
-                != entry_segment(plain, "gmail-flow", names).strip(),
+    marked = sk.section(same_place)
+    assert marked is not None and plain is not None
+    expect_true(entry_segment(marked, "gmail-flow", same_place)
+                != entry_segment(plain, "gmail-flow", same_place),
                 "SKILL-09: a preferred entry carries a marker (its catalog entry differs from "
-                "the same skill's entry when nothing prefers it)",
-                entry_segment(section, "gmail-flow", names))
+                "the same skill's entry, at the same place, when nothing prefers it)",
+                entry_segment(marked, "gmail-flow", same_place))
     hits = sk.call(agent, "skill_search", {"query": "gmail"})["content"]["results"]
     expect([(h["name"], h["preferred"]) for h in hits], [("gmail-flow", True)],
            "SKILL-09: search reports the preference too")
@@ -206,7 +208,7 @@ def test_a_preference_or_amendment_grants_nothing(sk: Skills) -> None:
            "SKILL-09: preferences and amendments mount no tool")
     agent = sk.spawn(["inbox-helper"])
     out = sk.call(agent, "use_skill", {"name": "gmail-flow"})
-    expect((out["ok"], out["error_code"]), (False, "SKILL-NOT-GRANTED"),
+    expect((out["ok"], out.get("error_code")), (False, "SKILL-NOT-GRANTED"),
            "SKILL-09: a preferred skill that is not declared stays not granted")
     expect(sk.call(agent, "skill_search", {"query": "gmail"})["content"]["results"], [],
            "SKILL-09: a preferred, undeclared skill is not searchable")
@@ -235,7 +237,7 @@ def test_a_preferred_skill_closed_in_this_vm_stays_closed(sk: Skills) -> None:
     expect((row["listed"], row["available"]), (False, False),
            "SKILL-09/10: a gate beats a preference")
     out = sk.call(agent, "use_skill", {"name": "shopify-flow"})
-    expect((out["ok"], out["error_code"]), (False, "SKILL-UNAVAILABLE"),
+    expect((out["ok"], out.get("error_code")), (False, "SKILL-UNAVAILABLE"),
            "SKILL-10: a gated skill is not loadable, preferred or not")
     [pref] = sk.impl.driver.request("skills.preferences", {"agent": agent})["preferences"]
     expect((pref["status"], pref["reason"]), ("unavailable", "confidential-vm"),
@@ -268,11 +270,11 @@ def test_a_skill_not_for_confidential_vms_is_closed_there(sk: Skills) -> None:
     expect_catalog(sk.section(names), [("ledger",), ("notes",)],
                    "SKILL-10: a gated skill is not listed", absent=["shopify-flow"])
     out = sk.call(agent, "use_skill", {"name": "shopify-flow"})
-    expect((out["ok"], out["error_code"], out["error_detail"].get("reason")),
+    expect((out["ok"], out.get("error_code"), (out.get("error_detail") or {}).get("reason")),
            (False, "SKILL-UNAVAILABLE", "confidential-vm"),
            "SKILL-10: loading a gated skill by name is refused with its reason")
     ref = sk.call(agent, "use_skill", {"name": "shopify-flow", "reference": "SKILL.md"})
-    expect((ref["ok"], ref["error_code"]), (False, "SKILL-UNAVAILABLE"),
+    expect((ref["ok"], ref.get("error_code")), (False, "SKILL-UNAVAILABLE"),
            "SKILL-10: nor can its files be read as references")
     found = sk.call(agent, "skill_search", {"query": "store"})["content"]
     expect(sorted(h["name"] for h in found["results"]), ["ledger", "notes"],
