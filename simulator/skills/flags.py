@@ -134,7 +134,10 @@ def select_sections(body: str, active: Mapping[str, str], first_line: int = 1
                     ) -> FlagSelection:
     """Keep the lines of the active versions. ``first_line`` is the SKILL.md line number
     of the body's first line, so problems point into the file the author edits."""
-    lines = body.split("\n")
+    # a final newline ends the last line; it is not a line of its own that a section
+    # running to the end could swallow
+    ends_with_newline = body.endswith("\n")
+    lines = (body[:-1] if ends_with_newline else body).split("\n")
     kept: list[str] = []
     stack: list[_Open] = []
     sections: list[FlagSection | None] = []
@@ -173,7 +176,8 @@ def select_sections(body: str, active: Mapping[str, str], first_line: int = 1
     while stack:
         finish(stack.pop(), None)
     problems.sort(key=lambda p: p.line)
-    return FlagSelection("\n".join(kept), tuple(s for s in sections if s is not None),
+    text = "\n".join(kept) + ("\n" if ends_with_newline and kept else "")
+    return FlagSelection(text, tuple(s for s in sections if s is not None),
                          tuple(problems))
 
 
