@@ -245,3 +245,28 @@ def test_ops_refuse_bad_arguments_with_a_path(tmp_path: Path) -> None:
     # a new world starts from its own state
     assert _request(d, "world.setup", {"workspace": str(tmp_path)})["ok"]
     assert _request(d, "skills.preferences", {})["result"]["offers_asked"] == []
+
+
+def test_preference_status_per_agent(tmp_path: Path) -> None:
+    layer = tmp_path / "sys"
+    for folder, meta in (("a", "name: alpha\ndescription: A\n"),
+                         ("s", "name: shut\ndescription: S\navailability:\n"
+                               "  confidential_vm: false\n")):
+        (layer / folder).mkdir(parents=True)
+        (layer / folder / "skill.yaml").write_text(meta, encoding="utf-8")
+        (layer / folder / "SKILL.md").write_text("body\n", encoding="utf-8")
+    d = Dispatcher()
+    prefs = [{"task_type": t, "kind": "skill", "name": n} for t, n in
+             (("t1", "alpha"), ("t2", "ghost"), ("t3", "shut"), ("t4", "other"))]
+    prefs.append({"task_type": "t5", "kind": "connector", "name": "gmail"})
+    assert _request(d, "world.setup", {"workspace": str(tmp_path), "skills": {
+        "layers": {"system": str(layer)}, "vm_type": "confidential",
+        "preferences": prefs}})["ok"]
+    spawn = _request(d, "agent.spawn", {"source": "name: h\ndescription: d\n"
+                                                  "skills: [alpha, ghost, shut]\nprompt: p\n"})
+    agent = spawn["result"]["agent"]
+    got = _request(d, "skills.preferences", {"agent": agent})["result"]["preferences"]
+    assert [(p["name"], p["status"], p["reason"]) for p in got] == [
+        ("alpha", "active", None), ("ghost", "not-found", None),
+        ("shut", "unavailable", "confidential-vm"), ("other", "not-granted", None),
+        ("gmail", "recorded", None)]
