@@ -148,6 +148,11 @@ OP_ARGS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
          "args": JSON}), max_size=3)},
     "builtins.copy": {"name": TEXT},
     "skills.resolved": {"agent": st.sampled_from(["agent-1", "nope"])},
+    "skills.preferences": {"agent": st.sampled_from(["agent-1", "nope"])},
+    "skills.offer_preference": {"task_type": TEXT, "event": st.sampled_from(
+        ["order-completed", "quote", "search", "paid"])},
+    "skills.set_preferred": {"task_type": TEXT, "kind": st.sampled_from(
+        ["skill", "connector", "tool"]), "name": TEXT},
     "approval.setup": {"tier": TEXT, "attendance": st.sampled_from(["attended", "unattended"]),
                        "ask_policy": st.sampled_from(["ask-parent", "never-ask"]),
                        "writable_roots": st.lists(TEXT, max_size=2)},

@@ -12,6 +12,8 @@ import pytest
 
 from capconf.simulator.core.diagnostics import Location, Mode
 from capconf.simulator.definition.declarations import NameRef
+from capconf.simulator.skills.flags import rules_table
+from capconf.simulator.skills.gating import gate_table
 from capconf.simulator.skills.packages import DIAGNOSTIC_KINDS as SKILL_KINDS
 from capconf.simulator.skills.packages import (
     LAYER_TABLE,
@@ -23,6 +25,7 @@ from capconf.simulator.skills.packages import (
     resolve_skills,
     skills_catalog_section,
 )
+from capconf.simulator.skills.preferences import events_table, offer_table
 from capconf.simulator.skills.search import SKILL_SEARCH_TOOL
 from capconf.simulator.tools.catalog import ToolSpec
 
@@ -114,4 +117,53 @@ def test_rule_tables(golden: Any) -> None:
               "|---|---|---|---|"]
     lines += [f"| {k.code} | {k.requirement} | {k.parse_severity} | {k.save_severity} |"
               for k in SKILL_KINDS]
+    lines += ["", "# SKILL-09 offer events (preferences.EVENT_TABLE)", events_table(),
+              "", "# SKILL-09 offer decision (preferences.OFFER_RULES)", offer_table(),
+              "", "# SKILL-10 gates (gating.GATE_TABLE)", gate_table(),
+              "", "# SKILL-10 feature-flag markup (flags.FLAG_RULES)", rules_table()]
     assert "\n".join(lines) + "\n" == golden
+
+
+FLAGGED_BODY = ("# Shopping\n\nDecide attributes first.\n\n<!-- catalog-search-v1-only -->\n"
+                "Run `catalog-search --query Q`.\n<!-- /catalog-search-v1-only -->\n"
+                "<!-- catalog-search-v2-only -->\n```\ncatalog-search find Q --json\n```\n"
+                "<!-- /catalog-search-v2-only -->\n\nCheckout discipline.\n"
+                "<!-- beta-only -->\nBeta.\n")
+
+
+def test_preferences_gates_and_flags(golden: Any, tmp_path: Path) -> None:
+    """SKILL-09/10 as a reader sees them: the preferred entry first with its marker, the
+    gated skill absent (with its reason in search and use_skill), and the loaded body of
+    the active version only, with its section report and the unterminated marker."""
+    ws = tmp_path / "ws"
+    _write(ws, "x", "")
+    _write(tmp_path, "sys/shop/skill.yaml",
+           "name: shopping\ndescription: Product questions except groceries.\n")
+    _write(tmp_path, "sys/shop/SKILL.md", FLAGGED_BODY)
+    _write(tmp_path, "sys/mail/skill.yaml",
+           "name: gmail-flow\ndescription: Gmail procedures.\ninclude_in_prompt: false\n")
+    _write(tmp_path, "sys/mail/SKILL.md", "# Gmail\n")
+    _write(tmp_path, "sys/shopify/skill.yaml",
+           "name: shopify-flow\ndescription: Shopify store orders.\n"
+           "availability:\n  confidential_vm: false\n")
+    _write(tmp_path, "sys/shopify/SKILL.md", "# Shopify\n")
+    world = parse_skill_world({
+        "layers": {"system": str(tmp_path / "sys")}, "vm_type": "confidential",
+        "feature_versions": {"catalog-search": "v2"},
+        "preferences": [{"task_type": "email", "kind": "skill", "name": "gmail-flow"},
+                        {"task_type": "chat", "kind": "connector", "name": "slack"}]}, ws)
+    declared = [NameRef(n, Location(("skills", i))) for i, n in
+                enumerate(["shopping", "shopify-flow", "gmail-flow"])]
+    res = resolve_skills(declared, discover_skills(world), world, Mode.PARSE, ws)
+    assert res is not None
+    section = skills_catalog_section(res)
+    diags = "\n".join(f"{d.code} {d.severity} {d.location.display()}: {d.message}"
+                      for d in res.diagnostics)
+    calls = [
+        ("use_skill", call_use_skill(res, {"name": "shopping"})),
+        ("use_skill", call_use_skill(res, {"name": "shopify-flow"})),
+        ("skill_search", call_skill_search(res, {"query": "store orders"})),
+    ]
+    text = "\n".join(f"{name}: {json.dumps(r.to_json(), indent=2, sort_keys=True)}"
+                     for name, r in calls)
+    assert f"{section}\n\n# diagnostics\n{diags}\n\n{text}\n" == golden

@@ -391,7 +391,7 @@ def test_use_skill_loads_the_body_on_demand(refworld: tuple[SkillResolution, Pat
     assert out["content"] == {"name": "guide", "location": "system:guide/SKILL.md",
                               "layer": "system", "provenance": "system", "preferred": False,
                               "body": "G\n", "truncated": False, "total_bytes": 2,
-                              "amendment": None}
+                              "amendment": None, "flags": {"sections": [], "problems": []}}
 
 
 def test_use_skill_reads_references_inside_the_folder(

@@ -15,7 +15,7 @@ import re
 import stat
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from capconf.simulator.core.names import ascii_fold
 from capconf.simulator.core.unicode_names import name_problem
 from capconf.simulator.definition.declarations import NameRef
 from capconf.simulator.files import FileAccessError, Kind, Reason, Root, read_fd
+from capconf.simulator.skills import flags, preferences
 from capconf.simulator.skills.amendments import (
     Amendment,
     AmendmentOutcome,
@@ -44,6 +45,19 @@ from capconf.simulator.skills.amendments import (
     content_hash,
     evaluate,
 )
+from capconf.simulator.skills.flags import (
+    FEATURE_RE,
+    VERSION_RE,
+    FlagProblem,
+    FlagSelection,
+    select_sections,
+)
+from capconf.simulator.skills.gating import GateReason, VmType, gate_reason, gate_table
+from capconf.simulator.skills.preferences import (
+    Preference,
+    PreferenceKind,
+    PreferenceState,
+)
 from capconf.simulator.skills.search import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -51,6 +65,7 @@ from capconf.simulator.skills.search import (
     SKILL_SEARCH_TOOL,
     SearchDoc,
     rank,
+    tokenize,
 )
 from capconf.simulator.tools.catalog import ToolSpec
 
@@ -106,6 +121,12 @@ SKILL_AMENDMENT_HELD_BACK = DiagnosticKind(
 SKILL_PIN_NOT_GRANTED = DiagnosticKind(
     "SKILL-PIN-NOT-GRANTED", "SKILL-07", INFO, INFO,
     "a preferred pin names a skill this subagent does not declare; the pin grants nothing")
+SKILL_GATED = DiagnosticKind(
+    "SKILL-GATED", "SKILL-10", INFO, INFO,
+    "a declared skill is closed in this VM type; it is not listed, found or loadable")
+SKILL_FLAG_MARKUP = DiagnosticKind(
+    "SKILL-FLAG-MARKUP", "SKILL-10", W, W,
+    "a feature-flag marker in SKILL.md is unterminated, unmatched or malformed")
 
 DIAGNOSTIC_KINDS: tuple[DiagnosticKind, ...] = (
     SKILL_NOT_FOUND,
@@ -115,6 +136,8 @@ DIAGNOSTIC_KINDS: tuple[DiagnosticKind, ...] = (
     SKILL_DUPLICATE_IN_LAYER,
     SKILL_AMENDMENT_HELD_BACK,
     SKILL_PIN_NOT_GRANTED,
+    SKILL_GATED,
+    SKILL_FLAG_MARKUP,
 )
 
 # Tool error codes (ToolResult.error_code), with the requirement each serves.
@@ -124,6 +147,7 @@ TOOL_ERROR_CODES: tuple[tuple[str, str, str], ...] = (
     ("SKILL-REFERENCE-ESCAPE", "SKILL-05", "the reference path leaves the skill folder"),
     ("SKILL-REFERENCE-NOT-FOUND", "SKILL-05", "no regular file at that reference path"),
     ("SKILL-BODY-UNAVAILABLE", "SKILL-04", "SKILL.md cannot be read any more"),
+    ("SKILL-UNAVAILABLE", "SKILL-10", "the skill is granted but closed in this VM type"),
 )
 
 SKILL_YAML = "skill.yaml"
@@ -153,6 +177,8 @@ class SkillPackage:
     folder_path: Path
     form: PackageForm
     content_hash: str
+    # SKILL-10: feature-flag markup problems of the body (independent of the versions)
+    flag_problems: tuple[FlagProblem, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -273,19 +299,32 @@ def parse_package(layer: SkillLayer, folder: str, folder_path: Path,
     fields, problem = _metadata(data, layer, where)
     if fields is None:
         return None, problem, None
+    body, first_line = skill_body_at(skill_md)
+    problems = select_sections(body, {}, first_line).problems
     return SkillPackage(layer=layer, folder=folder, folder_path=folder_path, form=form,
-                        content_hash=content_hash(skill_md), **fields), None, None
+                        content_hash=content_hash(skill_md), flag_problems=problems,
+                        **fields), None, None
 
 
 def skill_body(skill_md: bytes) -> str:
     """What use_skill returns: SKILL.md decoded (bad bytes -> U+FFFD) without its front
     matter, which is metadata already in the catalog."""
+    return skill_body_at(skill_md)[0]
+
+
+def skill_body_at(skill_md: bytes) -> tuple[str, int]:
+    """The body and the 1-based SKILL.md line it starts on (so feature-flag problems
+    point at the line the author sees, front matter counted)."""
     text = skill_md.decode("utf-8", "replace").removeprefix("\ufeff")
     try:
         front = split_front_matter(text)
     except FrontMatterError:
-        return text
-    return text if front is None else front.body.lstrip("\r\n")
+        return text, 1
+    if front is None:
+        return text, 1
+    body = front.body.lstrip("\r\n")
+    skipped = front.body[:len(front.body) - len(body)].count("\n")
+    return body, front.body_line + skipped
 
 
 # --------------------------------------------------------------------------- the world
@@ -296,20 +335,28 @@ class SkillWorld:
     layers: tuple[tuple[SkillLayer, Path], ...] = ()
     preferred: tuple[str, ...] = ()
     amendments: tuple[Amendment, ...] = ()
+    # SKILL-09: per-task-type preferences and the offers already made (the session's
+    # state lives in the world value; the preference ops replace it)
+    preference_state: PreferenceState = field(default_factory=PreferenceState)
+    # SKILL-10: the session's VM type, and the active version of each flagged feature
+    vm_type: VmType = VmType.STANDARD
+    feature_versions: tuple[tuple[str, str], ...] = ()
 
 
 def parse_skill_world(args: object, workspace: Path) -> SkillWorld:
     """`world.setup` args.skills: {"layers": {layer: dir}, "preferred": [name],
-    "amendments": [{"skill", "reviewed_hash", "text"}]}. Relative dirs are relative to
-    the workspace; every named dir must exist."""
+    "amendments": [{"skill", "reviewed_hash", "text"}], "preferences": [{"task_type",
+    "kind", "name"}], "offers_asked": [task type], "vm_type": "standard"|"confidential",
+    "feature_versions": {feature: "vN"}}. Relative dirs are relative to the workspace;
+    every named dir must exist."""
     if args is None:
         return SkillWorld()
     if not isinstance(args, dict):
         raise WorldSetupError(("skills",), "must be an object")
-    unknown = sorted(set(args) - {"layers", "preferred", "amendments"})
+    unknown = sorted(set(args) - set(WORLD_KEYS))
     if unknown:
         raise WorldSetupError(("skills", unknown[0]),
-                              "unknown key; allowed: layers, preferred, amendments")
+                              f"unknown key; allowed: {', '.join(WORLD_KEYS)}")
     layers_arg = args.get("layers", {})
     if not isinstance(layers_arg, dict):
         raise WorldSetupError(("skills", "layers"), "must map layer names to directories")
@@ -343,7 +390,67 @@ def parse_skill_world(args: object, workspace: Path) -> SkillWorld:
         if extra:
             raise WorldSetupError(("skills", "amendments", i, extra[0]), "unknown key")
         amendments.append(Amendment(row["skill"], row["reviewed_hash"], row["text"]))
-    return SkillWorld(tuple(layers), tuple(preferred), tuple(amendments))
+    vm_arg = args.get("vm_type", VmType.STANDARD.value)
+    if vm_arg not in {v.value for v in VmType}:
+        raise WorldSetupError(("skills", "vm_type"),
+                              f"must be one of {', '.join(v.value for v in VmType)}")
+    return SkillWorld(tuple(layers), tuple(preferred), tuple(amendments),
+                      _preference_state(args), VmType(vm_arg), _feature_versions(args))
+
+
+WORLD_KEYS = ("layers", "preferred", "amendments", "preferences", "offers_asked", "vm_type",
+              "feature_versions")
+
+
+def _nonempty(value: object) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _preference_state(args: Mapping[str, Any]) -> PreferenceState:
+    rows = args.get("preferences", [])
+    if not isinstance(rows, list):
+        raise WorldSetupError(("skills", "preferences"), "must be a list")
+    state = PreferenceState()
+    for i, row in enumerate(rows):
+        where: tuple[str | int, ...] = ("skills", "preferences", i)
+        if not isinstance(row, dict):
+            raise WorldSetupError(where, "must be {task_type, kind, name}")
+        extra = sorted(set(row) - {"task_type", "kind", "name"})
+        if extra:
+            raise WorldSetupError((*where, extra[0]), "unknown key")
+        for key in ("task_type", "name"):
+            if not _nonempty(row.get(key)):
+                raise WorldSetupError((*where, key), "must be a non-empty string")
+        if row.get("kind") not in {k.value for k in PreferenceKind}:
+            raise WorldSetupError((*where, "kind"), "must be skill or connector")
+        if state.for_task(row["task_type"]) is not None:
+            raise WorldSetupError((*where, "task_type"), "a second preference for this task "
+                                  "type (task types compare ASCII case-insensitively)")
+        state = state.with_preference(
+            Preference(row["task_type"].strip(), PreferenceKind(row["kind"]),
+                       row["name"].strip()))
+    asked = args.get("offers_asked", [])
+    if not isinstance(asked, list):
+        raise WorldSetupError(("skills", "offers_asked"), "must be a list of task types")
+    for i, task_type in enumerate(asked):
+        if not _nonempty(task_type):
+            raise WorldSetupError(("skills", "offers_asked", i), "must be a non-empty string")
+    return replace(state, offers_asked=tuple(t.strip() for t in asked))
+
+
+def _feature_versions(args: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    versions = args.get("feature_versions", {})
+    if not isinstance(versions, dict):
+        raise WorldSetupError(("skills", "feature_versions"),
+                              "must map feature names to versions (`v1`, `v2`, ...)")
+    for feature, version in versions.items():
+        if not FEATURE_RE.match(feature):
+            raise WorldSetupError(("skills", "feature_versions", feature),
+                                  "not a feature name (ASCII letters, digits, `.`, `_`, `-`)")
+        if not isinstance(version, str) or not VERSION_RE.match(version):
+            raise WorldSetupError(("skills", "feature_versions", feature),
+                                  "must be a version `v` + digits, e.g. v2")
+    return tuple(sorted(versions.items()))
 
 
 @dataclass(frozen=True)
@@ -427,14 +534,23 @@ def discover_skills(world: SkillWorld, mode: Mode = Mode.PARSE) -> SkillDiscover
 class ResolvedSkill:
     package: SkillPackage
     shadowed: tuple[SkillLayer, ...]  # layers holding the same name, hidden by the winner
-    preferred: bool
+    pinned: bool  # SKILL-07 pin (no task type)
     amendment: AmendmentOutcome | None
     location: str
+    preferred_for: tuple[str, ...] = ()  # SKILL-09: task types it is the first choice for
+    unavailable: GateReason | None = None  # SKILL-10: closed in this VM type
+
+    @property
+    def preferred(self) -> bool:
+        return self.pinned or bool(self.preferred_for)
 
     @property
     def listed(self) -> bool:
         """In the prompt catalog: include_in_prompt, or pinned as preferred (a pinned
-        entry is always shown; the pin grants nothing beyond visibility)."""
+        entry is always shown; the pin grants nothing beyond visibility), unless a gate
+        closes it in this VM type (a gate beats a preference)."""
+        if self.unavailable is not None:
+            return False
         return self.package.include_in_prompt or self.preferred
 
     def to_json(self) -> dict[str, Any]:
@@ -453,6 +569,9 @@ class ResolvedSkill:
             "provenance": str(p.provenance),
             "provenance_declared": p.provenance_declared,
             "preferred": self.preferred,
+            "preferred_for": list(self.preferred_for),
+            "available": self.unavailable is None,
+            "unavailable_reason": None if self.unavailable is None else str(self.unavailable),
             "form": str(p.form),
             "content_hash": p.content_hash,
             "amendment": None if self.amendment is None else self.amendment.to_json(),
@@ -464,6 +583,9 @@ class SkillResolution:
     skills: tuple[ResolvedSkill, ...]  # declaration order
     diagnostics: tuple[Diagnostic, ...]
     amendments: tuple[Amendment, ...] = ()
+    feature_versions: tuple[tuple[str, str], ...] = ()  # SKILL-10, as at compile
+    preferences: PreferenceState = field(default_factory=PreferenceState)  # SKILL-09
+    vm_type: VmType = VmType.STANDARD
 
     def find(self, name: str) -> ResolvedSkill | None:
         key = ascii_fold(name.strip())
@@ -539,34 +661,67 @@ def resolve_skills(declared: Sequence[NameRef] | None, discovery: SkillDiscovery
                         f"{winner.content_hash}; it is not applied. Review the amendment "
                         "against the new body.", ref.location))
                 break
-        resolved.append(ResolvedSkill(winner, hidden, key in pinned, outcome,
-                                      skill_location(winner, workspace)))
+        gate = gate_reason(dict(winner.availability), world.vm_type)
+        if gate is not None:
+            diags.append(diagnose(
+                SKILL_GATED, mode,
+                f"skill `{winner.name}` is not available in a {world.vm_type} VM ({gate}); "
+                "it is not listed, not found and not loadable here.", ref.location))
+        for problem in winner.flag_problems:
+            diags.append(diagnose(
+                SKILL_FLAG_MARKUP, mode,
+                f"skill `{winner.name}`: feature-flag marker `{problem.flag}` is "
+                f"{problem.code} (line {problem.line} of {SKILL_MD}). Fix the markup.",
+                Location((str(winner.layer), winner.folder, SKILL_MD), problem.line, 1)))
+        resolved.append(ResolvedSkill(
+            winner, hidden, key in pinned, outcome, skill_location(winner, workspace),
+            world.preference_state.preferred_for(PreferenceKind.SKILL, winner.name), gate))
     for pin in world.preferred:
         if ascii_fold(pin.strip()) not in seen:
             diags.append(diagnose(
                 SKILL_PIN_NOT_GRANTED, mode,
                 f"skill `{pin}` is pinned as preferred but not declared in `skills`; the pin "
                 "grants nothing. Declare it to use it."))
-    return SkillResolution(tuple(resolved), tuple(diags), world.amendments)
+    for pref in world.preference_state.preferences:
+        if pref.kind is PreferenceKind.SKILL and ascii_fold(pref.name) not in seen:
+            diags.append(diagnose(
+                SKILL_PIN_NOT_GRANTED, mode,
+                f"skill `{pref.name}` is preferred for task type `{pref.task_type}` but not "
+                "declared in `skills`; the preference grants nothing."))
+    return SkillResolution(tuple(resolved), tuple(diags), world.amendments,
+                           world.feature_versions, world.preference_state, world.vm_type)
 
 
 SKILLS_HEADING = "## Skills"
 SKILLS_INTRO = ("Load a skill's instructions with use_skill before following it. Skills "
                 "not listed here may still be found with skill_search.")
 SKILLS_NONE_LISTED = "(No skill is listed; find your skills with skill_search.)"
+# SKILL-09: the marker line of an entry preferred for task types (reference wording)
+PREFERRED_MARKER = "preferred for"
+
+
+def catalog_order(resolution: SkillResolution) -> list[ResolvedSkill]:
+    """SKILL-04/09: the listed skills; those preferred for a task type first (the first
+    choice is the first entry read), then the others, each group in declaration order."""
+    listed = [s for s in resolution.skills if s.listed]
+    return ([s for s in listed if s.preferred_for]
+            + [s for s in listed if not s.preferred_for])
 
 
 def skills_catalog_section(resolution: SkillResolution | None) -> str | None:
     """SKILL-04: exactly name / description / location per listed skill, declaration
-    order. No section when skills are undeclared or none resolved."""
+    order, except that an entry preferred for a task type comes first and carries the
+    marker line (SKILL-09). No section when skills are undeclared or none resolved."""
     if resolution is None or not resolution.skills:
         return None
     lines = [SKILLS_HEADING, SKILLS_INTRO]
-    listed = [s for s in resolution.skills if s.listed]
+    listed = catalog_order(resolution)
     for skill in listed:
         lines += [f"- name: {skill.package.name}",
                   f"  description: {skill.package.description}",
                   f"  location: {skill.location}"]
+        if skill.preferred_for:
+            lines.append(f"  {PREFERRED_MARKER}: {', '.join(skill.preferred_for)}")
     if not listed:
         lines.append(SKILLS_NONE_LISTED)
     return "\n".join(lines)
@@ -607,7 +762,7 @@ def _bad_args(args: object, schema: dict[str, Any]) -> ToolResult | None:
 
 
 def _not_granted(resolution: SkillResolution, name: str) -> ToolResult:
-    granted = [s.package.name for s in resolution.skills]
+    granted = [s.package.name for s in resolution.skills if s.unavailable is None]
     return failure("SKILL-NOT-GRANTED",
                    f"skill `{name}` is not granted to this subagent; granted: "
                    f"{', '.join(granted) or 'none'}",
@@ -668,6 +823,10 @@ def _reference_table() -> str:
 SPEC_TABLES: dict[str, Callable[[], str]] = {
     "skill-layers": _layer_table,
     "skill-reference-rules": _reference_table,
+    "skill-offer-events": preferences.events_table,
+    "skill-offer-rules": preferences.offer_table,
+    "skill-gates": gate_table,
+    "skill-flag-rules": flags.rules_table,
 }
 
 
@@ -727,6 +886,12 @@ def call_use_skill(resolution: SkillResolution, args: object) -> ToolResult:
     skill = resolution.find(name)
     if skill is None:
         return _not_granted(resolution, name)
+    if skill.unavailable is not None:
+        return failure("SKILL-UNAVAILABLE",
+                       f"skill `{skill.package.name}` is not available in a "
+                       f"{resolution.vm_type} VM ({skill.unavailable})",
+                       {"name": skill.package.name, "reason": str(skill.unavailable),
+                        "vm_type": str(resolution.vm_type)}, terminal_for_attempt=False)
     folder = skill.package.folder_path
     if reference is None:
         got = _read_in_folder(folder, SKILL_MD, None)
@@ -740,7 +905,8 @@ def call_use_skill(resolution: SkillResolution, args: object) -> ToolResult:
             if ascii_fold(amendment.skill.strip()) == ascii_fold(skill.package.name):
                 outcome = evaluate(amendment, content_hash(raw))
                 break
-        body, truncated, total = _capped(apply_outcome(skill_body(raw), outcome))
+        selection = flagged_body(raw, resolution.feature_versions)
+        body, truncated, total = _capped(apply_outcome(selection.text, outcome))
         return success({
             "name": skill.package.name,
             "location": skill.location,
@@ -751,6 +917,7 @@ def call_use_skill(resolution: SkillResolution, args: object) -> ToolResult:
             "truncated": truncated,
             "total_bytes": total,
             "amendment": None if outcome is None else outcome.to_json(),
+            "flags": selection.to_json(),
         })
     reason = check_reference(reference)
     if reason is None and not [p for p in reference.split("/") if p not in ("", ".")]:
@@ -796,11 +963,12 @@ def call_skill_search(resolution: SkillResolution, args: object) -> ToolResult:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         return failure("SKILL-BAD-ARGUMENTS", f"`limit` must be an integer 1..{MAX_LIMIT}",
                        {"field": "limit"})
-    docs = [SearchDoc(s.package.name, s.package.description) for s in resolution.skills]
+    available = [s for s in resolution.skills if s.unavailable is None]
+    docs = [SearchDoc(s.package.name, s.package.description) for s in available]
     ranked = rank(docs, query)
     results = []
     for r in ranked[:limit]:
-        skill = resolution.skills[r.index]
+        skill = available[r.index]
         results.append({
             "name": skill.package.name,
             "description": skill.package.description,
@@ -810,4 +978,16 @@ def call_skill_search(resolution: SkillResolution, args: object) -> ToolResult:
             "preferred": skill.preferred,
             "provenance": str(skill.package.provenance),
         })
-    return success({"query": query, "results": results, "total_matches": len(ranked)})
+    terms = set(tokenize(query))
+    closed = [{"name": s.package.name, "reason": str(s.unavailable)}
+              for s in resolution.skills if s.unavailable is not None
+              and terms & set(tokenize(f"{s.package.name} {s.package.description}"))]
+    return success({"query": query, "results": results, "total_matches": len(ranked),
+                    "unavailable": closed})
+
+
+def flagged_body(skill_md: bytes, feature_versions: Sequence[tuple[str, str]]
+                 ) -> FlagSelection:
+    """SKILL-10: the body with only the sections of the active versions."""
+    body, first_line = skill_body_at(skill_md)
+    return select_sections(body, dict(feature_versions), first_line)

@@ -151,6 +151,7 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
 _AREA_MODULES = (
     "mutants.core",
     "mutants.skills_knowledge",
+    "mutants.skill_prefs",
     "mutants.mcp_approval",
     "mutants.memory",
     "mutants.files",
