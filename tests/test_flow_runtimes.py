@@ -133,3 +133,21 @@ def test_unknown_runtime_is_a_located_error(tmp_path: Path) -> None:
     response = d.dispatcher.handle({"id": 99, "op": "flow.run", "args": {
         "agent": parent, "script": "", "runtime": "nope"}})
     assert response["ok"] is False and response["error"]["path"] == ["args", "runtime"]
+
+
+def _escapes() -> list[tuple[str, str]]:
+    from capconf.conformance.suite.test_flow import ESCAPES
+
+    return ESCAPES
+
+
+@pytest.mark.parametrize(("name", "script"), _escapes(), ids=[n for n, _ in _escapes()])
+def test_escape_attempts_fail_on_the_thread_runtime_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, script: str) -> None:
+    """The FLOW-01 escape battery (the suite runs it on the default runtime)."""
+    monkeypatch.setattr(interpreter, "STEP_BUDGET", 10_000)
+    result = run_on(tmp_path / "ws", "thread", script + "h = spawn('worker', 'after')\n")
+    assert result["status"] == "failed" and result["children"] == []
+    assert result["error"]["code"] in ("FLOW-RESTRICTED", "FLOW-STEP-BUDGET",
+                                       "FLOW-SCRIPT-ERROR")
+    assert not (tmp_path / "ws" / "pwned.txt").exists()

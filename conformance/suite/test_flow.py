@@ -1,7 +1,8 @@
-"""Workflows (FLOW-01) and the fixed-script iteration mode (FLOW-03): a script in an
-isolated, restricted worker whose subagents fan out through the delegation capability,
-and rounds of fresh children that are given exactly four things. Each test names the
-buggy implementation it is for."""
+"""Workflows (FLOW-01), the workflow tool and its lifecycle events across script
+runtimes (FLOW-02), and the fixed-script iteration mode (FLOW-03): a script in an
+isolated, restricted worker whose subagents fan out through the delegation capability;
+one tool and one event sequence whichever runtime runs it; rounds of fresh children that
+are given exactly four things. Each test names the buggy implementation it is for."""
 
 from __future__ import annotations
 
