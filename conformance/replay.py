@@ -82,6 +82,8 @@ def _lines(text: str) -> Iterator[tuple[int, dict[str, Any]]]:
             value = json.loads(raw)
         except ValueError as exc:
             raise LogError(number, f"not JSON ({exc})") from None
+        except RecursionError:
+            raise LogError(number, "nested too deeply") from None
         if not isinstance(value, dict):
             raise LogError(number, f"a line is a JSON object, not {type(value).__name__}")
         yield number, value

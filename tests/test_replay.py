@@ -155,6 +155,7 @@ BAD_LOGS = {
     "array-line": (_lines({"capconf_log": 1}, [1]), 2, "JSON object"),
     "blank-line": (_lines({"capconf_log": 1}) + "\n" + _lines(GOOD_STEP), 2, "empty line"),
     "no-steps": (_lines({"capconf_log": 1}), 1, "no steps"),
+    "deep": ('{"capconf_log": 1}\n' + "[" * 100_000 + "]" * 100_000 + "\n", 2, "deeply"),
     "bad-files": (_lines({"capconf_log": 1, "files": {"../x": "y"}}, GOOD_STEP), 1,
                   "files"),
 }
