@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 from mutants.base import Mutant
@@ -36,11 +37,24 @@ def _in_process_unrestricted() -> None:
             "wait": lambda handles: host({"call": "wait", "handles": handles}),
             "emit": lambda value: host({"call": "emit", "value": value}),
         }
+        steps = [0]
+
+        def budget(frame: Any, event: str, arg: Any) -> Any:
+            # the one limit this bug keeps (an in-process loop would hang the suite's
+            # own process, not just fail the case)
+            steps[0] += 1
+            if steps[0] > 100_000:
+                raise TimeoutError("step budget")
+            return budget
+
+        sys.settrace(budget)
         try:
             exec(compile(script, "<workflow>", "exec"), namespace)
             engine._finish(run, {"end": "completed"})
         except Exception as exc:
             engine._finish(run, {"end": "failed", "code": "ERROR", "message": str(exc)})
+        finally:
+            sys.settrace(None)
         return run
 
     _module("capconf.simulator.flow.ops").run_workflow = run_workflow
