@@ -3,7 +3,8 @@ the script runs in its worker process, each "create a subagent" crosses the chan
 the host and goes through the delegation capability (limits, permission pin, child
 session, event log), then the script waits for every report.
 
-Run: `python benchmarks/flow_fanout.py [--runs 3] [--sizes 1000 10000]`. Prints the median
+Run: `python benchmarks/flow_fanout.py [--runs 3] [--sizes 1000 10000] [--runtime process|thread]`
+(FLOW-02: the script runtime; the default is the reference's default, `process`). Prints the median
 time per size and the ratio of the largest to the smallest (linear: ratio ~ size ratio).
 """
 
@@ -23,7 +24,7 @@ LEAD = "name: lead\ndescription: d\ntools: [Task]\nprompt: Lead.\n"
 SCRIPT = "hs = [spawn('worker', 'part') for i in range({n})]\nemit(len(wait(hs)))\n"
 
 
-def once(n: int) -> float:
+def once(n: int, runtime: str) -> float:
     dispatcher = Dispatcher()
     counter = iter(range(1, 1_000_000))
 
@@ -37,7 +38,7 @@ def once(n: int) -> float:
         request("delegation.setup", agent_types=[WORKER, LEAD], max_fanout=n)
         parent = request("agent.spawn", source=LEAD)["agent"]
         start = time.perf_counter()
-        result = request("flow.run", agent=parent, script=SCRIPT.format(n=n),
+        result = request("flow.run", agent=parent, script=SCRIPT.format(n=n), runtime=runtime,
                          responses={"worker": {"report": {"ok": True}}})
         elapsed = time.perf_counter() - start
         assert result["status"] == "completed" and result["result"] == [n], result["error"]
@@ -49,11 +50,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--runtime", default="process")
     args = parser.parse_args()
     medians = {}
     for n in args.sizes:
-        medians[n] = statistics.median(once(n) for _ in range(args.runs))
-        print(f"{n:>6} children: {medians[n]:.3f} s (median of {args.runs})")
+        medians[n] = statistics.median(once(n, args.runtime) for _ in range(args.runs))
+        print(f"{n:>6} children: {medians[n]:.3f} s (median of {args.runs}, {args.runtime})")
     small, large = min(medians), max(medians)
     print(f"ratio {large}/{small}: {medians[large] / medians[small]:.2f} "
           f"(size ratio {large / small:.0f})")

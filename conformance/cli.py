@@ -226,6 +226,89 @@ def cmd_run(ns: argparse.Namespace, extra: list[str]) -> int:
     return int(pytest.main(args))
 
 
+def _read_text(path_text: str, what: str) -> str:
+    try:
+        return Path(path_text).read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise SystemExit(_fail(f"cannot read {what} {path_text}: {exc.strerror or exc}")
+                         ) from None
+    except UnicodeDecodeError as exc:
+        line = Path(path_text).read_bytes()[:exc.start].count(b"\n") + 1
+        raise SystemExit(_fail(f"{path_text}:{line}: not UTF-8")) from None
+
+
+def _exchange_with(driver: Driver) -> Any:
+    from capconf.conformance.replay import NoAnswer
+
+    def exchange(op: str, args: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return driver.send(op, args)
+        except DriverFailure as exc:
+            raise NoAnswer(exc.outcome, exc.message) from None
+        except Exception as exc:  # an in-process implementation that raised
+            raise NoAnswer("raised an exception", f"{type(exc).__name__}: {exc}") from None
+    return exchange
+
+
+def prepare_workspace(files: dict[str, str], tmp: str) -> str:
+    """The directory a scenario runs in: ``tmp`` with the scenario's files written."""
+    workspace = os.path.realpath(tmp)
+    for relative, text in files.items():
+        target = Path(workspace, relative)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    return workspace
+
+
+def _open_driver(ns: argparse.Namespace) -> Driver:
+    try:
+        return _driver(ns.impl, ns.timeout)
+    except Exception as exc:  # e.g. a python:MODULE:FACTORY that does not import
+        raise SystemExit(_fail(f"--impl {ns.impl}: {exc}")) from None
+
+
+def cmd_record(ns: argparse.Namespace) -> int:
+    from capconf.conformance import replay
+
+    try:
+        scenario = replay.parse_scenario(_read_text(ns.scenario, "scenario"))
+    except replay.LogError as exc:
+        return _fail(f"{ns.scenario}:{exc.line}: {exc.message}")
+    driver = _open_driver(ns)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            workspace = prepare_workspace(scenario.files, tmp)
+            recording = replay.record(scenario, _exchange_with(driver), workspace, ns.impl)
+    except replay.NoAnswer as exc:
+        return _fail(f"recording failed: the implementation {exc.outcome}: {exc.message}", 1)
+    finally:
+        driver.close()
+    Path(ns.out).write_text(replay.render_log(recording), encoding="utf-8")
+    print(f"recorded {len(recording.steps)} steps to {ns.out}")
+    return 0
+
+
+def cmd_replay(ns: argparse.Namespace) -> int:
+    from capconf.conformance import replay
+
+    try:
+        recording = replay.parse_log(_read_text(ns.log, "log"))
+    except replay.LogError as exc:
+        return _fail(f"{ns.log}:{exc.line}: bad log: {exc.message}")
+    driver = _open_driver(ns)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            workspace = prepare_workspace(recording.files, tmp)
+            divergence = replay.replay(recording, _exchange_with(driver), workspace)
+    finally:
+        driver.close()
+    if divergence is None:
+        print(f"{ns.log}: {len(recording.steps)} steps, identical against {ns.impl}")
+        return 0
+    sys.stdout.write(replay.describe(divergence, ns.log, ns.impl))
+    return 1
+
+
 def cmd_matrix(ns: argparse.Namespace) -> int:
     from capconf.conformance.matrix import build_matrix, ledger_path, render_matrix, updated_ledger
 
@@ -413,6 +496,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_editor_parsers(sub, impl_options)
 
+    rec = sub.add_parser("record", help="run a scenario (JSON Lines of requests) and write "
+                         "its log for `capconf replay`")
+    rec.add_argument("scenario")
+    rec.add_argument("--out", required=True, help="the log file to write")
+    impl_options(rec)
+
+    rep = sub.add_parser("replay", help="re-run a recorded log; exit 0 identical, 1 the "
+                         "first divergence, 2 a bad log")
+    rep.add_argument("log")
+    impl_options(rep)
+
     matrix = sub.add_parser("matrix", help="requirement -> tests traceability")
     matrix.add_argument("--strict", action="store_true",
                         help="also fail on planned requirements without tests")
@@ -434,7 +528,8 @@ def main(argv: list[str] | None = None) -> int:
         ns = parser.parse_args(argv)
     handlers = {"prompt": cmd_prompt, "validate": cmd_validate, "smoke": cmd_smoke,
                 "driver": cmd_driver, "matrix": cmd_matrix, "kb-search": cmd_kb_search}
-    handlers.update({"candidates": cmd_candidates, "edit": cmd_edit})
+    handlers.update({"candidates": cmd_candidates, "edit": cmd_edit,
+                     "record": cmd_record, "replay": cmd_replay})
     if ns.command == "run":
         return cmd_run(ns, extra)
     return int(handlers[ns.command](ns))

@@ -57,6 +57,11 @@ class Driver:
                 f"response id {response.get('id')!r} does not match request id {request_id}")
         return response
 
+    def send(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
+        """The validated response envelope of one request, whatever its ``ok`` (replay
+        compares refusals as well as results)."""
+        return self._send(op, args)
+
     def send_raw(self, line: bytes) -> dict[str, Any]:
         """Send ``line`` as one request line, byte for byte, and return the response,
         whatever its ``ok`` (PROTO-03 cases: invalid UTF-8, NaN, deep nesting). The

@@ -1,7 +1,9 @@
-"""The workflow capability's host side (FLOW-01): start a worker process for a script,
-serve its host-API calls, and fan its "create a subagent" calls out through the
+"""The workflow capability's host side (FLOW-01, FLOW-02): run a script on a script
+runtime, serve its host-API calls, and fan its "create a subagent" calls out through the
 delegation capability. It owns the workflow's lifecycle events (started, child spawned,
-waited, completed or failed), separate from the delegation tree's log.
+child finished, waited, completed or failed), separate from the delegation tree's log:
+they are written here from the capability's own decisions, never from anything a
+runtime or a script sends, so they are the same bytes whichever runtime ran the script.
 
 Nothing runs a model, so a child's report is the driver's: ``responses`` maps an agent
 type to the report its children give when the script waits for them. A wait for a child
@@ -11,9 +13,6 @@ than blocking: nothing hangs.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +23,7 @@ from capconf.simulator.delegation.capability import (
     DelegationError,
 )
 from capconf.simulator.delegation.host import RUNNING
+from capconf.simulator.flow.runtimes import DEFAULT_RUNTIME, ScriptRuntime, runtime_named
 
 
 @dataclass
@@ -55,55 +55,47 @@ class _Refusal(Exception):
 
 def run_workflow(capability: DelegationCapability, parent: str, script: str,
                  responses: Mapping[str, Mapping[str, Any]],
-                 factory: AgentFactory) -> WorkflowRun:
+                 factory: AgentFactory, runtime: ScriptRuntime | None = None) -> WorkflowRun:
+    """Run ``script`` on ``runtime``. Every lifecycle event is written here, by the
+    capability, from what it decided: the runtime only carries requests and the end."""
+    chosen = runtime or runtime_named(DEFAULT_RUNTIME)
+    assert chosen is not None
     run = WorkflowRun(parent)
     run.event("workflow.started", parent=parent)
-    proc = subprocess.Popen(
-        [sys.executable, "-I", "-m", "capconf.simulator.flow.worker"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8",
-        env={}, close_fds=True)
-    stdin, stdout = proc.stdin, proc.stdout
-    assert stdin is not None and stdout is not None
-    try:
-        stdin.write(json.dumps({"script": script}) + "\n")
-        stdin.flush()
-        for line in stdout:
-            message = json.loads(line)
-            if "end" in message:
-                _finish(run, message if run.refusal is None or message["end"] == "failed"
-                        else {"end": "failed", **run.refusal})
-                break
-            if message.get("call") == "spawn":
-                _spawn(capability, run, message, factory)
-                continue
-            if run.refusal is not None:
-                answer = {"ok": False, **run.refusal}
-            else:
-                try:
-                    answer = {"ok": True, "result": _serve(capability, run, message,
-                                                            responses, factory)}
-                except _Refusal as exc:
-                    answer = {"ok": False, "code": exc.code, "message": exc.message}
-            stdin.write(json.dumps(answer, sort_keys=True) + "\n")
-            stdin.flush()
-        else:
-            _finish(run, {"end": "failed", "code": "FLOW-WORKER-GONE",
-                          "message": "the workflow worker exited without ending"})
-    finally:
-        stdin.close()
-        stdout.close()
-        proc.wait()
+
+    def serve(message: dict[str, Any]) -> dict[str, Any] | None:
+        if message.get("call") == "spawn":
+            _spawn(capability, run, message, factory)
+            return None
+        if run.refusal is not None:
+            return {"ok": False, **run.refusal}
+        try:
+            return {"ok": True, "result": _serve(capability, run, message, responses,
+                                                 factory)}
+        except _Refusal as exc:
+            return {"ok": False, "code": exc.code, "message": exc.message}
+
+    end = chosen.execute(script, serve)
+    _finish(run, end if run.refusal is None or end.get("end") == "failed"
+            else {"end": "failed", **run.refusal})
     return run
 
 
+ERROR_KEYS = ("code", "message", "line", "column")
+"""What of a runtime's ``end`` message reaches the run's ``error``: nothing else."""
+
+
 def _finish(run: WorkflowRun, message: Mapping[str, Any]) -> None:
-    if message["end"] == "completed":
+    if message.get("end") == "completed":
         run.status = "completed"
         run.event("workflow.completed", children=len(run.children))
         return
+    if message.get("end") != "failed" or not isinstance(message.get("code"), str):
+        message = {"end": "failed", "code": "FLOW-WORKER-GONE",
+                   "message": "the workflow runtime ended without a valid end message"}
     run.status = "failed"
-    run.error = {k: v for k, v in message.items() if k != "end"}
-    run.event("workflow.failed", code=message.get("code"))
+    run.error = {k: message[k] for k in ERROR_KEYS if k in message}
+    run.event("workflow.failed", code=message["code"])
 
 
 def _serve(capability: DelegationCapability, run: WorkflowRun, message: Mapping[str, Any],
@@ -163,4 +155,5 @@ def _wait_one(capability: DelegationCapability, run: WorkflowRun, handle: str,
         delivered = {"task_id": handle, "status": node.status, "report": None}
     report = {"task_id": handle, "status": delivered["status"], "report": delivered["report"]}
     run.reports[handle] = report
+    run.event("workflow.child_finished", task_id=handle, status=report["status"])
     return report

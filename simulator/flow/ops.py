@@ -1,18 +1,70 @@
-"""Driver ops of the workflow capability (feature group ``flow``): run a workflow script
-and run the fixed-script iteration mode. Both are foreground: the op returns when the
-workflow has ended."""
+"""Driver ops of the workflow capability (feature group ``flow``): the model-facing
+workflow tool (its spec and a model's call of it), a workflow run, and the fixed-script
+iteration mode. All are foreground: the op returns when the workflow has ended. The
+script runtime is the driver's choice (``runtime``), never a tool parameter."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from capconf.simulator.core.envelope import failure, success
 from capconf.simulator.delegation.implementers import FRESH
 from capconf.simulator.delegation.tools import capability_of
 from capconf.simulator.flow.engine import run_workflow
 from capconf.simulator.flow.iterate import IterationError, iterate
+from capconf.simulator.flow.runtimes import (
+    DEFAULT_RUNTIME,
+    RUNTIMES,
+    ScriptRuntime,
+    runtime_named,
+)
+from capconf.simulator.flow.tool import check_arguments, tool_spec
 from capconf.simulator.protocol.core_ops import agent_factory
 from capconf.simulator.protocol.session import Handler, ProtocolError, Session
+
+
+def _runtime(args: Mapping[str, Any]) -> ScriptRuntime:
+    name = args.get("runtime", DEFAULT_RUNTIME)
+    runtime = runtime_named(name) if isinstance(name, str) else None
+    if runtime is None:
+        raise ProtocolError("bad_request", "`runtime` must be one of: "
+                            + ", ".join(r.name for r in RUNTIMES), ("args", "runtime"))
+    return runtime
+
+
+def _responses(args: Mapping[str, Any]) -> dict[str, Any]:
+    responses = args.get("responses", {})
+    if not isinstance(responses, dict) or not all(
+            isinstance(v, dict) for v in responses.values()):
+        raise ProtocolError("bad_request", "`responses` maps an agent type to "
+                            "{status?, report}", ("args", "responses"))
+    return responses
+
+
+def op_flow_tool(session: Session, args: Mapping[str, Any]) -> Any:
+    """The workflow tool as a model is offered it, with the runtime that would run it."""
+    runtime = _runtime(args)
+    return {"runtime": runtime.name, "runtimes": [r.name for r in RUNTIMES],
+            "tool": tool_spec()}
+
+
+def op_flow_call(session: Session, args: Mapping[str, Any]) -> Any:
+    """A model's call of the workflow tool: its arguments are checked against the tool's
+    parameters (a CALL-03 refusal otherwise), then the script runs on the runtime."""
+    record = session.agent(args)
+    runtime = _runtime(args)
+    call_args = args.get("args")
+    if not isinstance(call_args, dict):
+        raise ProtocolError("bad_request", "`args` must be an object", ("args", "args"))
+    responses = _responses(args)
+    problem = check_arguments(call_args)
+    if problem is not None:
+        return failure(problem.code, problem.message, problem.detail,
+                       terminal_for_attempt=True).to_json()
+    run = run_workflow(capability_of(session), record.agent_id, call_args["script"],
+                       responses, agent_factory(session), runtime)
+    return success(run.to_json()).to_json()
 
 
 def op_flow_run(session: Session, args: Mapping[str, Any]) -> Any:
@@ -20,13 +72,9 @@ def op_flow_run(session: Session, args: Mapping[str, Any]) -> Any:
     script = args.get("script")
     if not isinstance(script, str):
         raise ProtocolError("bad_request", "`script` must be a string", ("args", "script"))
-    responses = args.get("responses", {})
-    if not isinstance(responses, dict) or not all(
-            isinstance(v, dict) for v in responses.values()):
-        raise ProtocolError("bad_request", "`responses` maps an agent type to "
-                            "{status?, report}", ("args", "responses"))
-    run = run_workflow(capability_of(session), record.agent_id, script, responses,
-                       agent_factory(session))
+    runtime = _runtime(args)
+    run = run_workflow(capability_of(session), record.agent_id, script, _responses(args),
+                       agent_factory(session), runtime)
     return run.to_json()
 
 
@@ -53,6 +101,8 @@ def op_flow_iterate(session: Session, args: Mapping[str, Any]) -> Any:
 
 
 OPS: dict[str, Handler] = {
+    "flow.tool": op_flow_tool,
+    "flow.call": op_flow_call,
     "flow.run": op_flow_run,
     "flow.iterate": op_flow_iterate,
 }
