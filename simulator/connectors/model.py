@@ -44,12 +44,18 @@ class MethodPolicy:
     buttons: Mapping[str, str] = field(default_factory=dict)
 
 
+EFFECTS = ("read", "write")
+"""An action group's ``effect``: ``read`` methods change nothing at the provider (safe to
+retry, eligible for sync); anything else, and an undeclared effect, is ``write``."""
+
+
 @dataclass(frozen=True)
 class ActionGroup:
     name: str
     default: Verdict
     response_guard: str | None
     methods: tuple[MethodPolicy, ...]
+    effect: str = "write"
 
 
 @dataclass(frozen=True)
@@ -182,9 +188,12 @@ def parse_manifest(text: str) -> Manifest:
                                                             (*mpath, "default")),
                 _strings(mraw.get("requires_scopes"), file, (*mpath, "requires_scopes")),
                 mraw.get("approval_policy"), mraw.get("approval_phrase"), dict(buttons)))
+        effect = raw.get("effect", "write")
+        if effect not in EFFECTS:
+            raise ConnectorError(file, (*gpath, "effect"), "must be read or write")
         groups.append(ActionGroup(str(gname), _verdict(raw.get("default"), file,
                                                        (*gpath, "default")),
-                                  raw.get("response_guard"), tuple(methods)))
+                                  raw.get("response_guard"), tuple(methods), effect))
     return Manifest(_str(oauth, "provider", file, ("oauth",)),
                     _strings(oauth.get("allowed_domains"), file, ("oauth", "allowed_domains")),
                     limit, dict(costs), tuple(groups))

@@ -14,6 +14,7 @@ from typing import Any
 from capconf.simulator.approval.decision import Attendance, Verdict
 from capconf.simulator.connectors.custom import EndpointRefusal, register
 from capconf.simulator.connectors.model import ConnectorError, parse_connector
+from capconf.simulator.connectors.outcomes import Outcome, OutcomeError, parse_outcome
 from capconf.simulator.connectors.runtime import Account, ConnectorRuntime
 from capconf.simulator.core.envelope import failure, success
 from capconf.simulator.protocol.session import Handler, ProtocolError, Session
@@ -83,9 +84,34 @@ def op_conn_setup(session: Session, args: Mapping[str, Any]) -> Any:
     except ValueError:
         raise ProtocolError("bad_request", "`attendance` is attended or unattended",
                             ("args", "attendance")) from None
-    session.state[KEY] = ConnectorRuntime(connectors, accounts, settings, responses, attendance)
+    runtime = ConnectorRuntime(connectors, accounts, settings, responses, attendance)
+    runtime.outcomes = _outcomes(_mapping(args, "outcomes"))
+    session.state[KEY] = runtime
     return {"connectors": [{"id": c.id, "commands": list(c.commands),
                             "shortcuts": dict(c.shortcuts)} for c in connectors.values()]}
+
+
+def _outcomes(raw: Mapping[str, Any]) -> dict[tuple[str, str], list[Outcome]]:
+    found: dict[tuple[str, str], list[Outcome]] = {}
+    for cid, methods in raw.items():
+        if not isinstance(methods, dict):
+            raise ProtocolError("bad_request", "outcomes are {connector: {method: [outcome]}}",
+                                ("args", "outcomes", cid))
+        for method, rows in methods.items():
+            where: tuple[str | int, ...] = ("args", "outcomes", cid, method)
+            if not isinstance(rows, list):
+                raise ProtocolError("bad_request", "a method's outcomes are a list", where)
+            try:
+                found[(cid, method)] = [parse_outcome(row, (*where, i))
+                                        for i, row in enumerate(rows)]
+            except OutcomeError as exc:
+                raise ProtocolError("bad_request", exc.message, exc.path) from None
+    return found
+
+
+def op_conn_verify(session: Session, args: Mapping[str, Any]) -> Any:
+    """The provider's status query for a request whose outcome is uncertain (CONN-13)."""
+    return _runtime(session).verify(str(args.get("request_id"))).to_json()
 
 
 def op_conn_call(session: Session, args: Mapping[str, Any]) -> Any:
@@ -177,6 +203,7 @@ OPS: dict[str, Handler] = {
     "conn.account.set": op_conn_account_set,
     "conn.disconnect": op_conn_disconnect,
     "conn.journal": op_conn_journal,
+    "conn.verify": op_conn_verify,
     "conn.custom.register": op_conn_custom_register,
     "conn.custom.call": op_conn_custom_call,
     "conn.setup": op_conn_setup,

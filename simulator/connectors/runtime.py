@@ -11,6 +11,11 @@
 7. the quota in units on the injected clock (CONN-04): over the limit stops the provider
    for the attempt, with ``retry_after_ms`` and the progress made so far;
 8. the fake provider answers; a guarded read passes through its response guard (CONN-05).
+
+Failure discipline (CONN-13) sits around step 8: a provider failure is passed on with
+the provider's own reason and nothing added; a write that timed out after it was sent is
+*uncertain*, and the same call is not sent again until its real outcome was checked
+(``verify``), whoever asks for it (the agent calling again, or a second card).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from capconf.simulator.approval.decision import (
 from capconf.simulator.connectors.custom import CustomConnector
 from capconf.simulator.connectors.guard import GUARDS
 from capconf.simulator.connectors.model import ActionGroup, Connector, MethodPolicy
+from capconf.simulator.connectors.outcomes import Outcome, ProviderError, Timeout
 from capconf.simulator.connectors.permissions import missing_scopes, resolve
 from capconf.simulator.core.envelope import ToolResult, failure, success
 
@@ -59,6 +65,22 @@ class PendingCall:
 
 
 @dataclass
+class UncertainCall:
+    """A write that timed out after it was sent: what it was, and what really happened
+    (known to the fake provider only, told by ``verify``)."""
+    connector: str
+    method: str
+    key: str
+    applied: bool
+    checked: bool = False
+
+
+def call_key(params: Mapping[str, Any]) -> str:
+    """The identity of a call's content: equal arguments, equal key (key order aside)."""
+    return json.dumps(params, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass
 class ConnectorRuntime:
     connectors: dict[str, Connector]
     accounts: dict[str, Account]
@@ -78,7 +100,11 @@ class ConnectorRuntime:
     """surrogate -> (real secret, registered hosts); the secret never leaves this map
     except inside a request the user approved to a registered host (CONN-14)."""
     """provider -> where its fake server answers a redirect to (never followed)."""
+    outcomes: dict[tuple[str, str], list[Outcome]] = field(default_factory=dict)
+    """(connector, method) -> what the fake provider does with the next requests."""
+    uncertain: dict[str, UncertainCall] = field(default_factory=dict)
     _cards: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    _requests: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
     def set_account(self, connector_id: str, account: Account) -> None:
         """The provider or the user changed the connection (outside any task). Nothing is
@@ -142,9 +168,59 @@ class ConnectorRuntime:
                             "missing_scopes": list(missing),
                             "scope_add_url": account.scope_add_url},
                            terminal_for_attempt=False)
+        blocked = self._unverified(connector_id, method, params)
+        if blocked is not None:
+            return blocked
         if decision.verdict is Verdict.ASK:
             return self._card(connector, group, policy, params, decision.reason)
         return self._run(connector, group, method, params)
+
+    # -- failure discipline (CONN-13) ---------------------------------------------------
+
+    def _unverified(self, connector_id: str, method: str,
+                    params: Mapping[str, Any]) -> ToolResult | None:
+        """The same write again while an earlier send of it has an unknown outcome."""
+        key = call_key(params)
+        for request_id, sent in self.uncertain.items():
+            if (not sent.checked and sent.connector == connector_id and sent.method == method
+                    and sent.key == key):
+                return failure("outcome_unverified", f"an earlier {method} with these "
+                               "arguments timed out after it was sent; check its outcome "
+                               "before sending it again",
+                               {"connector": connector_id, "method": method,
+                                "request_id": request_id}, terminal_for_attempt=False)
+        return None
+
+    def verify(self, request_id: str) -> ToolResult:
+        """The provider's status query for a request that timed out: its real outcome."""
+        sent = self.uncertain.get(request_id)
+        if sent is None:
+            return failure("unknown_request", f"no uncertain request {request_id!r}",
+                           {"request_id": request_id}, terminal_for_attempt=True)
+        sent.checked = True
+        return success({"request_id": request_id, "connector": sent.connector,
+                        "method": sent.method, "applied": sent.applied})
+
+    def _provider_failure(self, connector: Connector, group: ActionGroup, method: str,
+                          params: Mapping[str, Any], outcome: Outcome) -> ToolResult:
+        where = {"connector": connector.id, "method": method}
+        if isinstance(outcome, ProviderError):
+            reason: dict[str, Any] = {"code": outcome.code, "message": outcome.message}
+            if outcome.detail:
+                reason["detail"] = dict(outcome.detail)
+            return failure("provider_error", f"{connector.title} answered {outcome.code}: "
+                           f"{outcome.message}", {**where, "reason": reason},
+                           retry_after_ms=outcome.retry_after_ms)
+        assert isinstance(outcome, Timeout)
+        if group.effect == "read":
+            return failure("provider_timeout", f"{connector.title} did not answer {method}",
+                           where)
+        request_id = f"conn-req-{next(self._requests)}"
+        self.uncertain[request_id] = UncertainCall(connector.id, method, call_key(params),
+                                                   outcome.applied)
+        return failure("outcome_uncertain", f"{method} timed out after it was sent; whether "
+                       "it took effect is unknown", {**where, "request_id": request_id},
+                       terminal_for_attempt=False)
 
     # -- cards --------------------------------------------------------------------------
 
@@ -203,6 +279,9 @@ class ConnectorRuntime:
              params: Mapping[str, Any]) -> ToolResult:
         manifest = connector.manifest
         assert manifest is not None
+        blocked = self._unverified(connector.id, method, params)
+        if blocked is not None:
+            return blocked
         cost = manifest.method_costs[method]
         window = self.now_ms // WINDOW_MS
         start, used = self.windows.get(connector.id, (window, 0))
@@ -213,6 +292,9 @@ class ConnectorRuntime:
         self.windows[connector.id] = (window, used + cost)
         self.journal.append({"connector": connector.id, "method": method,
                              "params": dict(params)})
+        scripted = self.outcomes.get((connector.id, method))
+        if scripted:
+            return self._provider_failure(connector, group, method, params, scripted.pop(0))
         answer = self.responses.get((connector.id, method),
                                     {"method": method, "params": dict(params)})
         withheld = 0

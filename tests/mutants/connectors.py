@@ -359,3 +359,129 @@ MUTANTS = (*MUTANTS,
                   ("CONN-14",), _swap_for_any_host),
            Mutant("conn-secret-in-result", "the real credential is echoed to the model",
                   ("CONN-14",), _secret_in_result))
+
+
+# -- CONN-13: failure discipline --------------------------------------------------------
+
+def _invented_cause() -> None:
+    """A provider failure is reported as a temporary outage with a retry time of the
+    runtime's own, whatever the provider said."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+    from capconf.simulator.core.envelope import failure
+
+    real = _original(ConnectorRuntime, "_provider_failure")
+
+    def buggy(self: Any, connector: Any, group: Any, method: str, params: Any,
+              outcome: Any) -> Any:
+        result = real(self, connector, group, method, params, outcome)
+        if result.error is not None and result.error.code == "provider_error":
+            return failure("provider_error", "the service is temporarily unavailable",
+                           {"connector": connector.id, "method": method,
+                            "reason": {"code": "temporarily_unavailable",
+                                       "message": "try again later"}},
+                           retry_after_ms=30_000)
+        return result
+
+    _patch(ConnectorRuntime, "_provider_failure", buggy)
+
+
+def _retries_timed_out_send() -> None:
+    """A send that timed out is sent once more at once, "to be sure"."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "_run")
+
+    def buggy(self: Any, connector: Any, group: Any, method: str, params: Any) -> Any:
+        result = real(self, connector, group, method, params)
+        if result.error is not None and result.error.code == "outcome_uncertain":
+            self.uncertain.pop(result.error.detail["request_id"])
+            return real(self, connector, group, method, params)
+        return result
+
+    _patch(ConnectorRuntime, "_run", buggy)
+
+
+def _resends_unverified() -> None:
+    """The agent's second call of a timed-out send goes out: nothing remembers that the
+    first one's outcome is unknown."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    _patch(ConnectorRuntime, "_unverified", lambda self, connector_id, method, params: None)
+
+
+def _verify_constant() -> None:
+    """The status query answers "not applied" whatever happened at the provider."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "verify")
+
+    def buggy(self: Any, request_id: str) -> Any:
+        result = real(self, request_id)
+        if result.ok:
+            result.content["applied"] = False
+        return result
+
+    _patch(ConnectorRuntime, "verify", buggy)
+
+
+def _edit_in_place() -> None:
+    """An amended call updates the pending card of the same method instead of raising a
+    new one, so the user's click approves content they never saw."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "_card")
+
+    def buggy(self: Any, connector: Any, group: Any, policy: Any, params: Any,
+              reason: str) -> Any:
+        result = real(self, connector, group, policy, params, reason)
+        card = result.error.detail["card"]
+        for card_id, pending in list(self.cards.items()):
+            if (card_id != card["id"] and pending.connector == connector.id
+                    and pending.method == policy.name):
+                del self.cards[card["id"]]
+                self.cards[card_id] = replace(pending, params=dict(params))
+                card["id"] = card_id
+                break
+        return result
+
+    _patch(ConnectorRuntime, "_card", buggy)
+
+
+def _approval_per_method() -> None:
+    """An allow_once is remembered for the method: later calls of it, whatever their
+    content, run without a card."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real_settle = _original(ConnectorRuntime, "settle")
+    real_card = _original(ConnectorRuntime, "_card")
+
+    def settle(self: Any, card_id: str, choice: str) -> Any:
+        pending = self.cards.get(card_id)
+        if pending is not None and choice == "allow_once":
+            self.__dict__.setdefault("_approved", set()).add((pending.connector,
+                                                              pending.method))
+        return real_settle(self, card_id, choice)
+
+    def card(self: Any, connector: Any, group: Any, policy: Any, params: Any,
+             reason: str) -> Any:
+        if (connector.id, policy.name) in self.__dict__.get("_approved", set()):
+            return self._run(connector, group, policy.name, params)
+        return real_card(self, connector, group, policy, params, reason)
+
+    _patch(ConnectorRuntime, "settle", settle)
+    _patch(ConnectorRuntime, "_card", card)
+
+
+MUTANTS = (*MUTANTS,
+           Mutant("conn-invented-cause", "a provider failure is reported as a temporary "
+                  "outage with a retry time", ("CONN-13",), _invented_cause),
+           Mutant("conn-retries-timed-out-send", "a timed-out send is sent again at once",
+                  ("CONN-13",), _retries_timed_out_send),
+           Mutant("conn-resends-unverified", "a timed-out send is re-sent before its "
+                  "outcome is checked", ("CONN-13",), _resends_unverified),
+           Mutant("conn-verify-constant", "the status query answers a constant",
+                  ("CONN-13",), _verify_constant),
+           Mutant("conn-edit-in-place", "an amended call updates the pending card",
+                  ("CONN-13",), _edit_in_place),
+           Mutant("conn-approval-per-method", "an approval is remembered for the method",
+                  ("CONN-13",), _approval_per_method))

@@ -1,0 +1,119 @@
+"""Connectors beyond the single call: failure discipline (CONN-13), the connection-state
+registry and always-on connectors (CONN-12), gates by region, VM type and channel
+(CONN-09) and read-only background sync (CONN-08). Fixtures: the mail connector
+(conformance/fixtures/connectors/gmail) plus the always-on, region-gated and VM-gated
+connectors next to it. Behaviour, not wording: codes, what ran and what the fake
+provider received, never message texts.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from capconf.conformance.harness import Harness
+from capconf.conformance.suite.test_connectors import call, is_card, setup
+
+MAIL_A = {"to": "ana@example.com", "subject": "Invoice", "body": "Attached: March."}
+
+
+def sends(driver: Any, method: str = "users.messages.send") -> list[dict[str, Any]]:
+    """What the fake provider really received for ``method``."""
+    return [r for r in driver.request("conn.journal", {})["requests"] if r["method"] == method]
+
+
+def approve(driver: Any, result: dict[str, Any]) -> dict[str, Any]:
+    """Click allow_once on the card ``result`` raised (a result without a card is
+    returned as it is)."""
+    if not is_card(result):
+        return result
+    settled: dict[str, Any] = driver.request("conn.card.settle", {
+        "card_id": result["error_detail"]["card"]["id"], "choice": "allow_once"})
+    return settled
+
+
+# -- CONN-13 -------------------------------------------------------------------------
+
+@pytest.mark.case("conn.failure.provider-reason-only")
+@pytest.mark.req("CONN-13")
+def test_a_failure_report_carries_the_providers_reason_and_nothing_else(
+        impl: Harness) -> None:
+    """Bug: the runtime replaces the provider's answer with a cause of its own (a rate
+    limit, a temporary outage), adds a retry time the provider never gave, or drops the
+    one it did give."""
+    outcomes = {"gmail": {
+        "users.messages.get": [{"error": {"code": "messageNotFound",
+                                          "message": "Requested entity was not found.",
+                                          "detail": {"status": 404}}}],
+        "users.labels.list": [{"error": {"code": "backendError", "message": "try later",
+                                         "retry_after_ms": 1500}}]}}
+    driver = setup(impl, outcomes=outcomes)
+    missing = call(driver, "+read", id="m-404")
+    assert missing["ok"] is False and missing["error_code"] == "provider_error"
+    reason = missing["error_detail"]["reason"]
+    assert reason["code"] == "messageNotFound"
+    assert reason["message"] == "Requested entity was not found."
+    assert missing["retry_after_ms"] is None, "a retry time the provider never gave"
+    busy = call(driver, "users.labels.list")
+    assert busy["error_code"] == "provider_error"
+    assert busy["error_detail"]["reason"]["code"] == "backendError"
+    assert busy["retry_after_ms"] == 1500
+    assert call(driver, "+triage")["ok"] is True, "a provider error stopped the provider"
+
+
+@pytest.mark.case("conn.failure.uncertain-write-checked-before-resend")
+@pytest.mark.req("CONN-13")
+def test_an_uncertain_send_is_not_sent_again_before_its_outcome_is_checked(
+        impl: Harness) -> None:
+    """Bug: a send that timed out after it went out is retried (by the runtime at once,
+    or when the agent calls again) before anyone asked the provider whether it arrived,
+    so the mail goes out twice; or the status query answers a constant."""
+    outcomes = {"gmail": {"users.messages.send": [{"timeout": {"applied": False}}],
+                          "users.messages.reply": [{"timeout": {"applied": True}}]}}
+    driver = setup(impl, outcomes=outcomes)
+    first = approve(driver, call(driver, "+send", **MAIL_A))
+    assert first["ok"] is False and first["error_code"] == "outcome_uncertain"
+    request_id = first["error_detail"]["request_id"]
+    assert len(sends(driver)) == 1, "the runtime itself re-sent the timed-out request"
+    again = approve(driver, call(driver, "+send", **MAIL_A))
+    assert again["ok"] is False and not is_card(again)
+    assert len(sends(driver)) == 1, "re-sent before its outcome was checked"
+    checked = driver.request("conn.verify", {"request_id": request_id})
+    assert checked["ok"] is True and checked["content"]["applied"] is False
+    resent = approve(driver, call(driver, "+send", **MAIL_A))
+    assert resent["ok"] is True and len(sends(driver)) == 2
+
+    reply = approve(driver, call(driver, "users.messages.reply", id="m1", body="ok"))
+    assert reply["error_code"] == "outcome_uncertain"
+    verified = driver.request("conn.verify", {"request_id": reply["error_detail"]["request_id"]})
+    assert verified["content"]["applied"] is True
+
+
+@pytest.mark.case("conn.failure.changed-content-new-card")
+@pytest.mark.req("CONN-13", "CONN-03")
+def test_content_changed_after_approval_is_shown_again_before_it_is_sent(
+        impl: Harness) -> None:
+    """Bug: an edit updates the pending card in place (the user approves what they never
+    saw), or an approval is remembered for the method, so changed content goes out on
+    the strength of an earlier click."""
+    driver = setup(impl)
+    first = call(driver, "+send", **MAIL_A)
+    changed = call(driver, "+send", **{**MAIL_A, "body": "Attached: March and April."})
+    assert is_card(first) and is_card(changed)
+    card_a, card_b = first["error_detail"]["card"], changed["error_detail"]["card"]
+    assert card_a["id"] != card_b["id"], "the edit reused the card already shown"
+    assert "April" in json.dumps(card_b, ensure_ascii=False)
+    assert sends(driver) == []
+    ran = driver.request("conn.card.settle", {"card_id": card_a["id"], "choice": "allow_once"})
+    if ran["ok"]:
+        assert "April" not in json.dumps(sends(driver), ensure_ascii=False), \
+            "the first card's approval sent the changed content"
+    assert driver.request("conn.card.settle", {"card_id": card_b["id"],
+                                               "choice": "allow_once"})["ok"] is True
+    assert "April" in json.dumps(sends(driver)[-1], ensure_ascii=False)
+    count = len(sends(driver))
+    later = call(driver, "+send", **{**MAIL_A, "body": "One more thing."})
+    assert is_card(later), "changed content was sent on an earlier approval"
+    assert len(sends(driver)) == count

@@ -1,0 +1,110 @@
+"""Unit tests of the connector runtime's failure discipline (CONN-13), registry and
+always-on connectors (CONN-12), gates (CONN-09) and sync (CONN-08)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from capconf.simulator.connectors.model import ConnectorError, parse_connector
+from capconf.simulator.connectors.outcomes import (
+    OutcomeError,
+    ProviderError,
+    Timeout,
+    parse_outcome,
+)
+from capconf.simulator.connectors.runtime import Account, ConnectorRuntime, call_key
+
+FIXTURES = Path(__file__).resolve().parent.parent / "conformance/fixtures/connectors"
+SCOPES = frozenset({"gmail.readonly", "gmail.send", "gmail.compose", "gmail.modify"})
+
+
+def _files(name: str) -> dict[str, str]:
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted((FIXTURES / name).iterdir())}
+
+
+def _runtime() -> ConnectorRuntime:
+    gmail = parse_connector(_files("gmail"))
+    return ConnectorRuntime({"gmail": gmail}, {"gmail": Account(True, SCOPES)})
+
+
+def test_the_read_group_is_declared_read_and_everything_else_is_write() -> None:
+    gmail = parse_connector(_files("gmail"))
+    assert gmail.manifest is not None
+    assert {g.name: g.effect for g in gmail.manifest.groups} == {"read": "read",
+                                                                  "write": "write"}
+    files = _files("gmail")
+    files["manifest.yaml"] = files["manifest.yaml"].replace("effect: read ", "effect: idle ")
+    with pytest.raises(ConnectorError) as info:
+        parse_connector(files)
+    assert info.value.path == ("actions", "read", "effect")
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    ({"error": {"code": "x", "message": "m"}}, ProviderError("x", "m")),
+    ({"error": {"code": "x", "retry_after_ms": 5}}, ProviderError("x", "", {}, 5)),
+    ({"timeout": {"applied": True}}, Timeout(True)),
+])
+def test_outcomes_parse(raw: object, expected: object) -> None:
+    assert parse_outcome(raw, ()) == expected
+
+
+@pytest.mark.parametrize(("raw", "path"), [
+    ({"error": {"message": "no code"}}, ("error",)),
+    ({"error": {"code": "x", "retry_after_ms": -1}}, ("error", "retry_after_ms")),
+    ({"timeout": {}}, ("timeout", "applied")),
+    ({"error": {"code": "x"}, "timeout": {"applied": True}}, ()),
+    ("timeout", ()),
+])
+def test_bad_outcomes_are_refused_with_a_path(raw: object, path: tuple[str, ...]) -> None:
+    with pytest.raises(OutcomeError) as info:
+        parse_outcome(raw, ())
+    assert info.value.path == path
+
+
+def test_call_identity_ignores_key_order_only() -> None:
+    assert call_key({"a": 1, "b": [1, 2]}) == call_key({"b": [1, 2], "a": 1})
+    assert call_key({"a": 1}) != call_key({"a": "1"})
+
+
+def test_an_uncertain_send_blocks_only_the_same_call_until_verified() -> None:
+    runtime = _runtime()
+    runtime.outcomes[("gmail", "users.messages.send")] = [Timeout(applied=True)]
+    card = runtime.call("gmail", "+send", {"to": "a", "body": "x"})
+    assert card.error is not None and card.error.code == "approval_required"
+    first = runtime.settle(card.error.detail["card"]["id"], "allow_once")
+    assert first is not None and first.error is not None
+    assert first.error.code == "outcome_uncertain"
+    request_id = first.error.detail["request_id"]
+    same = runtime.call("gmail", "+send", {"body": "x", "to": "a"})
+    assert same.error is not None and same.error.code == "outcome_unverified"
+    other = runtime.call("gmail", "+send", {"to": "b", "body": "x"})
+    assert other.error is not None and other.error.code == "approval_required"
+    checked = runtime.verify(request_id)
+    assert checked.ok and checked.content["applied"] is True
+    again = runtime.call("gmail", "+send", {"to": "a", "body": "x"})
+    assert again.error is not None and again.error.code == "approval_required"
+    unknown = runtime.verify("conn-req-99")
+    assert unknown.error is not None and unknown.error.code == "unknown_request"
+
+
+def test_a_timed_out_read_is_not_uncertain() -> None:
+    runtime = _runtime()
+    runtime.outcomes[("gmail", "users.messages.get")] = [Timeout(applied=False)]
+    result = runtime.call("gmail", "+read", {"id": "m1"})
+    assert result.error is not None and result.error.code == "provider_timeout"
+    assert runtime.uncertain == {}
+    assert runtime.call("gmail", "+read", {"id": "m1"}).ok
+
+
+def test_a_provider_error_is_passed_on_unchanged() -> None:
+    runtime = _runtime()
+    runtime.outcomes[("gmail", "users.labels.list")] = [
+        ProviderError("quotaExceeded", "daily limit", {"domain": "usageLimits"}, None)]
+    result = runtime.call("gmail", "users.labels.list", {})
+    assert result.error is not None and result.error.code == "provider_error"
+    assert result.error.detail["reason"] == {"code": "quotaExceeded", "message": "daily limit",
+                                             "detail": {"domain": "usageLimits"}}
+    assert result.error.retry_after_ms is None and result.error.terminal_for_attempt is None
+    assert runtime.stopped == set()
