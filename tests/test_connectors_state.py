@@ -108,3 +108,53 @@ def test_a_provider_error_is_passed_on_unchanged() -> None:
                                              "detail": {"domain": "usageLimits"}}
     assert result.error.retry_after_ms is None and result.error.terminal_for_attempt is None
     assert runtime.stopped == set()
+
+
+def _with_catalog() -> ConnectorRuntime:
+    runtime = _runtime()
+    catalog = parse_connector(_files("meta_catalog_search"))
+    runtime.connectors[catalog.id] = catalog
+    return runtime
+
+
+def test_connection_kinds_parse_and_refuse_unknown_values() -> None:
+    assert parse_connector(_files("gmail")).connection == "oauth"
+    catalog = parse_connector(_files("meta_catalog_search"))
+    assert catalog.connection == "always_on"
+    assert catalog.manifest is not None and catalog.manifest.provider == "meta"
+    files = _files("meta_catalog_search")
+    files["connector.yaml"] = files["connector.yaml"].replace("connection: always_on",
+                                                              "connection: sometimes")
+    with pytest.raises(ConnectorError) as info:
+        parse_connector(files)
+    assert info.value.path == ("connection",)
+
+
+def test_the_registry_is_read_live_and_keeps_other_channels_outside() -> None:
+    runtime = _with_catalog()
+    assert runtime.registry() == {"entries": [{"id": "gmail", "state": "connected"}],
+                                  "outside": [{"id": "meta_catalog_search",
+                                               "channel": "always_on"}]}
+    runtime.set_account("gmail", Account(False, frozenset()))
+    assert runtime.registry()["entries"] == [{"id": "gmail", "state": "available"}]
+
+
+def test_an_always_on_answer_holds_for_the_task_only() -> None:
+    from capconf.simulator.approval.decision import Verdict
+
+    runtime = _with_catalog()
+    runtime.settings[("meta_catalog_search", "search")] = Verdict.ASK
+    card = runtime.call("meta_catalog_search", "+search", {"q": "x"})
+    assert card.error is not None and card.error.code == "approval_required"
+    settled = runtime.settle(card.error.detail["card"]["id"], "allow_once")
+    assert settled is not None and settled.ok
+    assert runtime.call("meta_catalog_search", "products.get", {"id": "1"}).ok
+    runtime.start_task()
+    card = runtime.call("meta_catalog_search", "+search", {"q": "x"})
+    assert card.error is not None and card.error.code == "approval_required"
+    runtime.settle(card.error.detail["card"]["id"], "deny")
+    refused = runtime.call("meta_catalog_search", "+search", {"q": "y"})
+    assert refused.error is not None and refused.error.code == "approval_denied"
+    # gmail's ask is not an always-on ask: every send still asks
+    first = runtime.call("gmail", "+send", {"to": "a"})
+    assert first.error is not None and first.error.code == "approval_required"

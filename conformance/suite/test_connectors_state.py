@@ -14,9 +14,37 @@ from typing import Any
 import pytest
 
 from capconf.conformance.harness import Harness
-from capconf.conformance.suite.test_connectors import call, is_card, setup
+from capconf.conformance.locations import package_file
+from capconf.conformance.suite.test_connectors import ALL_SCOPES, call, is_card, setup
 
 MAIL_A = {"to": "ana@example.com", "subject": "Invoice", "body": "Attached: March."}
+
+
+def fixture_files(name: str) -> dict[str, str]:
+    """A fixture connector's files as text (the manifest only where it has one)."""
+    folder = package_file("fixtures", "connectors", name)
+    return {name: (folder / name).read_text(encoding="utf-8")
+            for name in ("connector.yaml", "CONNECTOR.md", "manifest.yaml")
+            if (folder / name).is_file()}
+
+
+def world(impl: Harness, *names: str, connected: bool = True, **extra: Any) -> Any:
+    """Several fixture connectors at once; gmail's account as ``connected`` says."""
+    driver = impl.driver
+    driver.request("conn.setup", {
+        "connectors": [{"files": fixture_files(name)} for name in names],
+        "accounts": {"gmail": {"connected": connected, "scopes": ALL_SCOPES,
+                               "connect_url": "https://settings.example/connect/gmail"}}
+        if "gmail" in names else {},
+        **extra})
+    driver.request("conn.task.start", {})
+    return driver
+
+
+def run(driver: Any, connector: str, command: str, **params: Any) -> dict[str, Any]:
+    result: dict[str, Any] = driver.request("conn.call", {"connector": connector,
+                                                          "command": command, "params": params})
+    return result
 
 
 def sends(driver: Any, method: str = "users.messages.send") -> list[dict[str, Any]]:
@@ -117,3 +145,58 @@ def test_content_changed_after_approval_is_shown_again_before_it_is_sent(
     later = call(driver, "+send", **{**MAIL_A, "body": "One more thing."})
     assert is_card(later), "changed content was sent on an earlier approval"
     assert len(sends(driver)) == count
+
+
+# -- CONN-12 -------------------------------------------------------------------------
+
+@pytest.mark.case("conn.registry.available-or-connected")
+@pytest.mark.req("CONN-12")
+def test_the_registry_records_each_login_connector_as_available_or_connected(
+        impl: Harness) -> None:
+    """Bug: the registry is a snapshot (a connection made later is not seen), or it lists
+    a no-login connector as an account that could be connected."""
+    driver = world(impl, "gmail", "meta_catalog_search", connected=False)
+    registry = driver.request("conn.registry", {})
+    assert {e["id"]: e["state"] for e in registry["entries"]} == {"gmail": "available"}
+    assert [o["id"] for o in registry["outside"]] == ["meta_catalog_search"]
+    driver.request("conn.account.set", {"connector": "gmail", "account": {
+        "connected": True, "scopes": ALL_SCOPES}})
+    registry = driver.request("conn.registry", {})
+    assert {e["id"]: e["state"] for e in registry["entries"]} == {"gmail": "connected"}
+
+
+@pytest.mark.case("conn.always-on.asks-once-per-task")
+@pytest.mark.req("CONN-12")
+def test_an_always_on_connector_set_to_ask_asks_once_per_task(impl: Harness) -> None:
+    """Bug: the always-on connector asks at every search, its one approval leaks into the
+    next task, a refusal is asked again, or it is refused as 'not connected' because its
+    (non-existent) login status was checked."""
+    catalog = "meta_catalog_search"
+    driver = world(impl, catalog, settings={catalog: {"search": "ask"}})
+    first = run(driver, catalog, "+search", q="walnut desk")
+    assert is_card(first), "the first search of the task did not ask"
+    assert approve(driver, first)["ok"] is True
+    assert run(driver, catalog, "+search", q="oak desk")["ok"] is True
+    assert run(driver, catalog, "products.get", id="p-7")["ok"] is True
+    driver.request("conn.task.start", {})
+    again = run(driver, catalog, "products.search", q="walnut desk")
+    assert is_card(again), "the approval of the last task carried over"
+    refused = driver.request("conn.card.settle", {
+        "card_id": again["error_detail"]["card"]["id"], "choice": "deny"})
+    assert refused["ok"] is False
+    later = run(driver, catalog, "+search", q="pine desk")
+    assert later["ok"] is False and not is_card(later), "asked twice in one task"
+    journal = driver.request("conn.journal", {})["requests"]
+    assert [r["method"] for r in journal] == ["products.search", "products.search",
+                                              "products.get"]
+
+
+@pytest.mark.case("conn.always-on.allow-needs-no-login")
+@pytest.mark.req("CONN-12")
+def test_an_always_on_connector_runs_without_any_account(impl: Harness) -> None:
+    """Bug: the runtime checks a login status the connector does not have and refuses
+    it as not connected, or asks although the permission is allow."""
+    driver = world(impl, "meta_catalog_search")
+    for _ in range(3):
+        result = run(driver, "meta_catalog_search", "+search", q="lamp")
+        assert result["ok"] is True, result.get("error_code")

@@ -74,6 +74,13 @@ class Manifest:
         return None
 
 
+CONNECTIONS = ("oauth", "always_on", "device")
+"""How a connector reaches its account (connector.yaml ``connection``, default
+``oauth``): only ``oauth`` connectors are in the connection-state registry and have
+their status checked; ``always_on`` (no login, no status check) and ``device`` (the
+device's own channel) are outside it (CONN-12)."""
+
+
 @dataclass(frozen=True)
 class Connector:
     id: str
@@ -89,6 +96,7 @@ class Connector:
     shortcuts: Mapping[str, str]
     """``+name`` -> the documented method it runs."""
     manifest: Manifest | None
+    connection: str = "oauth"
 
 
 def _yaml(text: str, file: str) -> dict[str, Any]:
@@ -194,7 +202,9 @@ def parse_manifest(text: str) -> Manifest:
         groups.append(ActionGroup(str(gname), _verdict(raw.get("default"), file,
                                                        (*gpath, "default")),
                                   raw.get("response_guard"), tuple(methods), effect))
-    return Manifest(_str(oauth, "provider", file, ("oauth",)),
+    provider = (_str(oauth, "provider", file, ("oauth",)) if oauth or "provider" not in data
+                else _str(data, "provider", file))
+    return Manifest(provider,
                     _strings(oauth.get("allowed_domains"), file, ("oauth", "allowed_domains")),
                     limit, dict(costs), tuple(groups))
 
@@ -210,6 +220,9 @@ def parse_connector(files: Mapping[str, str]) -> Connector:
     availability = data.get("availability") or {}
     sync = data.get("sync") or {}
     commands, shortcuts = parse_commands(files["CONNECTOR.md"])
+    connection = data.get("connection", "oauth")
+    if connection not in CONNECTIONS:
+        raise ConnectorError(file, ("connection",), "must be oauth, always_on or device")
     manifest_text = files.get("manifest.yaml")
     manifest = None if manifest_text is None else parse_manifest(manifest_text)
     if manifest is not None:
@@ -225,4 +238,4 @@ def parse_connector(files: Mapping[str, str]) -> Connector:
         include_in_prompt=bool(data.get("include_in_prompt", False)),
         confidential_vm=bool(availability.get("confidential_vm", True)),
         read_methods=_strings(sync.get("read_methods"), file, ("sync", "read_methods")),
-        commands=commands, shortcuts=shortcuts, manifest=manifest)
+        commands=commands, shortcuts=shortcuts, manifest=manifest, connection=connection)

@@ -195,6 +195,10 @@ def op_conn_disconnect(session: Session, args: Mapping[str, Any]) -> Any:
     return _runtime(session).disconnect_link(str(args.get("connector"))).to_json()
 
 
+def op_conn_registry(session: Session, args: Mapping[str, Any]) -> Any:
+    return _runtime(session).registry()
+
+
 def op_conn_journal(session: Session, args: Mapping[str, Any]) -> Any:
     return {"requests": list(_runtime(session).journal)}
 
@@ -204,6 +208,7 @@ OPS: dict[str, Handler] = {
     "conn.disconnect": op_conn_disconnect,
     "conn.journal": op_conn_journal,
     "conn.verify": op_conn_verify,
+    "conn.registry": op_conn_registry,
     "conn.custom.register": op_conn_custom_register,
     "conn.custom.call": op_conn_custom_call,
     "conn.setup": op_conn_setup,

@@ -103,6 +103,8 @@ class ConnectorRuntime:
     outcomes: dict[tuple[str, str], list[Outcome]] = field(default_factory=dict)
     """(connector, method) -> what the fake provider does with the next requests."""
     uncertain: dict[str, UncertainCall] = field(default_factory=dict)
+    task_answers: dict[str, bool] = field(default_factory=dict)
+    """always-on connector -> the user's answer to its one ask of this task (CONN-12)."""
     _cards: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _requests: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -122,6 +124,17 @@ class ConnectorRuntime:
         """A new attempt: stops and progress belong to the attempt that hit them."""
         self.stopped.clear()
         self.completed.clear()
+        self.task_answers.clear()
+
+    def registry(self) -> dict[str, list[dict[str, str]]]:
+        """The connection-state registry, read live: every OAuth connector is available or
+        connected; the others reach their accounts through their own channel (CONN-12)."""
+        entries = [{"id": c.id, "state": "connected" if self.accounts.get(
+                        c.id, Account(False, frozenset())).connected else "available"}
+                   for c in self.connectors.values() if c.connection == "oauth"]
+        outside = [{"id": c.id, "channel": c.connection}
+                   for c in self.connectors.values() if c.connection != "oauth"]
+        return {"entries": entries, "outside": outside}
 
     def call(self, connector_id: str, command: str, params: Mapping[str, Any]) -> ToolResult:
         connector = self.connectors.get(connector_id)
@@ -141,6 +154,8 @@ class ConnectorRuntime:
         if manifest.provider in self.stopped:
             return self._stopped(manifest.provider, None)
         account = self.accounts.get(connector_id, Account(False, frozenset()))
+        if connector.connection != "oauth":
+            account = Account(True, frozenset())  # no login and no status check (CONN-12)
         if not account.connected:
             return failure("not_connected", f"{connector.title} is not connected",
                            {"connector": connector_id, "connect_url": account.connect_url},
@@ -171,6 +186,14 @@ class ConnectorRuntime:
         blocked = self._unverified(connector_id, method, params)
         if blocked is not None:
             return blocked
+        if decision.verdict is Verdict.ASK and connector.connection == "always_on":
+            answer = self.task_answers.get(connector_id)
+            if answer is True:
+                return self._run(connector, group, method, params)
+            if answer is False:
+                return failure("approval_denied", f"the user declined {connector.title} "
+                               "for this task", {"connector": connector_id},
+                               terminal_for_attempt=True)
         if decision.verdict is Verdict.ASK:
             return self._card(connector, group, policy, params, decision.reason)
         return self._run(connector, group, method, params)
@@ -249,6 +272,9 @@ class ConnectorRuntime:
         pending = self.cards.pop(card_id, None)
         if pending is None:
             return None
+        owner = self.connectors.get(pending.connector)
+        if owner is not None and owner.connection == "always_on":
+            self.task_answers[owner.id] = choice == "allow_once"  # its one ask of the task
         if choice != "allow_once":
             return failure("approval_denied", "the user declined", {"card_id": card_id},
                            terminal_for_attempt=True)

@@ -485,3 +485,66 @@ MUTANTS = (*MUTANTS,
                   ("CONN-13",), _edit_in_place),
            Mutant("conn-approval-per-method", "an approval is remembered for the method",
                   ("CONN-13",), _approval_per_method))
+
+
+# -- CONN-12: registry and always-on connectors ---------------------------------------
+
+def _asks_every_call() -> None:
+    """The always-on connector's Ask is asked at every call, not once per task."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "call")
+
+    def buggy(self: Any, connector_id: str, command: str, params: Any) -> Any:
+        self.task_answers.pop(connector_id, None)
+        return real(self, connector_id, command, params)
+
+    _patch(ConnectorRuntime, "call", buggy)
+
+
+def _task_answer_survives() -> None:
+    """The once-per-task answer is kept for the session: a new task does not ask."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "start_task")
+
+    def buggy(self: Any) -> None:
+        kept = dict(self.task_answers)
+        real(self)
+        self.task_answers.update(kept)
+
+    _patch(ConnectorRuntime, "start_task", buggy)
+
+
+def _always_on_status_checked() -> None:
+    """Every connector is treated as an OAuth one: the always-on catalog is 'not
+    connected'."""
+    from capconf.simulator.connectors import ops
+
+    real = _original(ops, "parse_connector")
+    _patch(ops, "parse_connector", lambda files: replace(real(files), connection="oauth"))
+
+
+def _registry_snapshot() -> None:
+    """The registry is taken once, at setup, and never read again."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "registry")
+
+    def buggy(self: Any) -> Any:
+        if "_registry" not in self.__dict__:
+            self.__dict__["_registry"] = real(self)
+        return self.__dict__["_registry"]
+
+    _patch(ConnectorRuntime, "registry", buggy)
+
+
+MUTANTS = (*MUTANTS,
+           Mutant("conn-asks-every-call", "the always-on connector asks at every call",
+                  ("CONN-12",), _asks_every_call),
+           Mutant("conn-task-answer-survives", "the once-per-task approval carries over to "
+                  "the next task", ("CONN-12",), _task_answer_survives),
+           Mutant("conn-always-on-status-checked", "an always-on connector needs a login",
+                  ("CONN-12",), _always_on_status_checked),
+           Mutant("conn-registry-snapshot", "the registry is a snapshot from setup",
+                  ("CONN-12",), _registry_snapshot))
