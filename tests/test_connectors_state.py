@@ -158,3 +158,51 @@ def test_an_always_on_answer_holds_for_the_task_only() -> None:
     # gmail's ask is not an always-on ask: every send still asks
     first = runtime.call("gmail", "+send", {"to": "a"})
     assert first.error is not None and first.error.code == "approval_required"
+
+
+def test_gates_close_in_table_order_and_region_alone_unprovisions() -> None:
+    from capconf.simulator.connectors.gates import Environment, closed_gate, provisioned
+
+    mf = parse_connector(_files("moneyforward_me"))
+    shopify = parse_connector(_files("shopify"))
+    nowhere = Environment("US", "confidential", "side_chat")
+    gate = closed_gate(mf, nowhere)
+    assert gate is not None and gate.name == "region" and not provisioned(mf, nowhere)
+    gate = closed_gate(shopify, nowhere)
+    assert gate is not None and gate.name == "confidential_vm" and provisioned(shopify, nowhere)
+    assert closed_gate(mf, Environment("JP")) is None
+    assert closed_gate(mf, Environment()) is None, "an environment value not given is open"
+    assert closed_gate(shopify, Environment(vm="standard")) is None
+
+
+def test_a_gated_runtime_lists_and_refuses_by_gate() -> None:
+    from capconf.simulator.connectors.gates import Environment
+
+    runtime = _with_catalog()
+    for name in ("moneyforward_me", "shopify"):
+        connector = parse_connector(_files(name))
+        runtime.connectors[connector.id] = connector
+    runtime.environment = Environment("US", "confidential")
+    listing = runtime.catalog()
+    assert [c["id"] for c in listing["catalog"]] == ["gmail", "meta_catalog_search"]
+    assert listing["settings"][-1] == {"id": "shopify", "title": "Shopify",
+                                       "gate": "confidential_vm"}
+    assert "moneyforward_me" not in [r["id"] for r in listing["settings"]]
+    refused = runtime.call("moneyforward_me", "nothing.documented", {})
+    assert refused.error is not None and refused.error.code == "region_unavailable"
+    assert refused.error.terminal_for_attempt is True and refused.error.retry_after_ms is None
+    assert runtime.journal == []
+
+
+def test_availability_must_be_well_typed() -> None:
+    files = _files("shopify")
+    files["connector.yaml"] = files["connector.yaml"].replace("confidential_vm: false",
+                                                              "confidential_vm: 'no'")
+    with pytest.raises(ConnectorError) as info:
+        parse_connector(files)
+    assert info.value.path == ("availability", "confidential_vm")
+    files = _files("moneyforward_me")
+    files["connector.yaml"] = files["connector.yaml"].replace("regions: [JP]", "regions: JP")
+    with pytest.raises(ConnectorError) as info:
+        parse_connector(files)
+    assert info.value.path == ("availability", "regions")

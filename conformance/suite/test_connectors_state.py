@@ -28,15 +28,20 @@ def fixture_files(name: str) -> dict[str, str]:
             if (folder / name).is_file()}
 
 
+SCOPES = {"gmail": ALL_SCOPES, "moneyforward_me": ["accounts.read", "transactions.read"],
+          "shopify": ["read_orders", "read_products", "write_products"]}
+
+
 def world(impl: Harness, *names: str, connected: bool = True, **extra: Any) -> Any:
-    """Several fixture connectors at once; gmail's account as ``connected`` says."""
+    """Several fixture connectors at once; their OAuth accounts as ``connected`` says,
+    each with every scope its methods need and a connect link."""
     driver = impl.driver
+    accounts = {name: {"connected": connected, "scopes": SCOPES[name],
+                       "connect_url": f"https://settings.example/connect/{name}"}
+                for name in names if name in SCOPES}
     driver.request("conn.setup", {
         "connectors": [{"files": fixture_files(name)} for name in names],
-        "accounts": {"gmail": {"connected": connected, "scopes": ALL_SCOPES,
-                               "connect_url": "https://settings.example/connect/gmail"}}
-        if "gmail" in names else {},
-        **extra})
+        "accounts": accounts, **extra})
     driver.request("conn.task.start", {})
     return driver
 
@@ -200,3 +205,93 @@ def test_an_always_on_connector_runs_without_any_account(impl: Harness) -> None:
     for _ in range(3):
         result = run(driver, "meta_catalog_search", "+search", q="lamp")
         assert result["ok"] is True, result.get("error_code")
+
+
+# -- CONN-09 -------------------------------------------------------------------------
+
+GATE_FIXTURES = ("gmail", "moneyforward_me", "shopify", "meta_catalog_search")
+
+
+def ids(rows: list[dict[str, Any]]) -> set[str]:
+    return {row["id"] for row in rows}
+
+
+def closed(result: dict[str, Any]) -> str:
+    """A closed gate's answer: refused, final for the attempt, promising nothing (no
+    retry time, no link to connect or reauthorize); returns its reason code."""
+    assert result["ok"] is False and not is_card(result)
+    assert result["terminal_for_attempt"] is True
+    assert result["retry_after_ms"] is None
+    assert "https://" not in json.dumps(result["error_detail"]), "a closed gate promised a link"
+    code: str = result["error_code"]
+    return code
+
+
+@pytest.mark.case("conn.gate.region-closed-is-absent")
+@pytest.mark.req("CONN-09")
+def test_a_region_closed_connector_has_no_row_no_entry_and_refuses_every_command(
+        impl: Harness) -> None:
+    """Bug: the restricted connector still shows in the catalog or the settings page, a
+    command answers 'not connected' with a link (a promise), an undocumented command
+    answers 'not supported' instead of the region, or the refusal invites a retry."""
+    driver = world(impl, *GATE_FIXTURES, environment={"region": "US"})
+    listed = driver.request("conn.catalog", {})
+    assert "moneyforward_me" not in ids(listed["catalog"])
+    assert "moneyforward_me" not in ids(listed["settings"])
+    assert {"gmail", "shopify", "meta_catalog_search"} <= ids(listed["catalog"])
+    registry = driver.request("conn.registry", {})
+    assert "moneyforward_me" not in ids(registry["entries"]) | ids(registry["outside"])
+    codes = {closed(run(driver, "moneyforward_me", command, account="a1"))
+             for command in ("+balances", "accounts.list", "transactions.list",
+                             "budgets.delete", "+balances")}
+    assert len(codes) == 1, f"one region, several answers: {codes}"
+    assert codes.isdisjoint({"not_connected", "unsupported_command", "unknown_connector"})
+    assert driver.request("conn.journal", {})["requests"] == []
+    driver = world(impl, *GATE_FIXTURES, environment={"region": "JP"})
+    assert "moneyforward_me" in ids(driver.request("conn.catalog", {})["catalog"])
+    assert run(driver, "moneyforward_me", "+balances")["ok"] is True
+
+
+@pytest.mark.case("conn.gate.each-gate-its-own-reason")
+@pytest.mark.req("CONN-09")
+def test_region_vm_and_channel_gates_each_answer_their_own_reason(impl: Harness) -> None:
+    """Bug: one generic 'unavailable' for every gate (the agent cannot tell a region from
+    a VM), the confidential-VM flag is ignored, a channel that does not reveal the
+    connector still lets it run, or a closed gate is mistaken for a missing login."""
+    env = {"region": "US", "vm": "confidential", "channel": "side_chat"}
+    gmail_in_main_only = fixture_files("gmail")
+    old = "availability: { confidential_vm: true }"
+    assert old in gmail_in_main_only["connector.yaml"]
+    gmail_in_main_only["connector.yaml"] = gmail_in_main_only["connector.yaml"].replace(
+        old, "availability: { confidential_vm: true, channels: [main] }")
+    files = [gmail_in_main_only, *(fixture_files(n) for n in GATE_FIXTURES[1:])]
+
+    def setup_in(environment: dict[str, str], connected: bool = True) -> Any:
+        impl.driver.request("conn.setup", {
+            "connectors": [{"files": f} for f in files], "environment": environment,
+            "accounts": {name: {"connected": connected, "scopes": SCOPES[name],
+                                "connect_url": f"https://settings.example/connect/{name}"}
+                         for name in SCOPES}})
+        impl.driver.request("conn.task.start", {})
+        return impl.driver
+
+    driver = setup_in(env)
+    catalog = ids(driver.request("conn.catalog", {})["catalog"])
+    assert catalog.isdisjoint({"gmail", "shopify", "moneyforward_me"}), catalog
+    assert "meta_catalog_search" in catalog
+    region = closed(run(driver, "moneyforward_me", "+balances"))
+    vm = closed(run(driver, "shopify", "+orders"))
+    channel = closed(run(driver, "gmail", "+triage"))
+    assert len({region, vm, channel}) == 3, "closed gates share one reason"
+    assert run(driver, "meta_catalog_search", "+search", q="x")["ok"] is True
+    sent = [(r["connector"], r["method"]) for r in driver.request("conn.journal", {})["requests"]]
+    assert sent == [("meta_catalog_search", "products.search")]
+
+    driver = setup_in({"region": "US", "vm": "standard", "channel": "main"})
+    catalog = ids(driver.request("conn.catalog", {})["catalog"])
+    assert {"gmail", "shopify"} <= catalog
+    assert run(driver, "shopify", "+orders")["ok"] is True
+    assert run(driver, "gmail", "+triage")["ok"] is True
+    driver = setup_in({"region": "US", "vm": "standard", "channel": "main"}, connected=False)
+    usable = run(driver, "shopify", "+orders")
+    assert usable["ok"] is False and usable["error_code"] not in {region, vm, channel}

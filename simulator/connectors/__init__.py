@@ -3,8 +3,8 @@ permissions, quotas in units, the response guard, provider stops, undocumented c
 
 The three files parse into values (model); permissions are a table of rules (permissions);
 the guard is one pure function (guard); custom connectors are a table of endpoint rules
-(custom); one call is a fixed order of checks over that state (runtime). Sync, gates,
-(CONN-08, 09) are planned:
+(custom); gates are a table (gates); one call is a fixed order of checks over that
+state (runtime). Sync (CONN-08) is planned:
 specified in SPEC.md section 11.
 
 Requirements: CONN-01..14

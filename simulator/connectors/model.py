@@ -97,6 +97,10 @@ class Connector:
     """``+name`` -> the documented method it runs."""
     manifest: Manifest | None
     connection: str = "oauth"
+    regions: tuple[str, ...] = ()
+    """``availability.regions``: where the connector is offered (empty: everywhere)."""
+    channels: tuple[str, ...] = ()
+    """``availability.channels``: the channels that reveal it (empty: every channel)."""
 
 
 def _yaml(text: str, file: str) -> dict[str, Any]:
@@ -218,6 +222,11 @@ def parse_connector(files: Mapping[str, str]) -> Connector:
     file = "connector.yaml"
     data = _yaml(files["connector.yaml"], file)
     availability = data.get("availability") or {}
+    if not isinstance(availability, dict):
+        raise ConnectorError(file, ("availability",), "must be a mapping")
+    vm = availability.get("confidential_vm", True)
+    if not isinstance(vm, bool):
+        raise ConnectorError(file, ("availability", "confidential_vm"), "must be true or false")
     sync = data.get("sync") or {}
     commands, shortcuts = parse_commands(files["CONNECTOR.md"])
     connection = data.get("connection", "oauth")
@@ -236,6 +245,8 @@ def parse_connector(files: Mapping[str, str]) -> Connector:
         aliases=_strings(data.get("aliases"), file, ("aliases",)),
         domain=_str(data, "domain", file),
         include_in_prompt=bool(data.get("include_in_prompt", False)),
-        confidential_vm=bool(availability.get("confidential_vm", True)),
+        confidential_vm=vm,
         read_methods=_strings(sync.get("read_methods"), file, ("sync", "read_methods")),
-        commands=commands, shortcuts=shortcuts, manifest=manifest, connection=connection)
+        commands=commands, shortcuts=shortcuts, manifest=manifest, connection=connection,
+        regions=_strings(availability.get("regions"), file, ("availability", "regions")),
+        channels=_strings(availability.get("channels"), file, ("availability", "channels")))

@@ -13,6 +13,7 @@ from typing import Any
 
 from capconf.simulator.approval.decision import Attendance, Verdict
 from capconf.simulator.connectors.custom import EndpointRefusal, register
+from capconf.simulator.connectors.gates import Environment
 from capconf.simulator.connectors.model import ConnectorError, parse_connector
 from capconf.simulator.connectors.outcomes import Outcome, OutcomeError, parse_outcome
 from capconf.simulator.connectors.runtime import Account, ConnectorRuntime
@@ -86,6 +87,7 @@ def op_conn_setup(session: Session, args: Mapping[str, Any]) -> Any:
                             ("args", "attendance")) from None
     runtime = ConnectorRuntime(connectors, accounts, settings, responses, attendance)
     runtime.outcomes = _outcomes(_mapping(args, "outcomes"))
+    runtime.environment = _environment(_mapping(args, "environment"))
     session.state[KEY] = runtime
     return {"connectors": [{"id": c.id, "commands": list(c.commands),
                             "shortcuts": dict(c.shortcuts)} for c in connectors.values()]}
@@ -107,6 +109,22 @@ def _outcomes(raw: Mapping[str, Any]) -> dict[tuple[str, str], list[Outcome]]:
             except OutcomeError as exc:
                 raise ProtocolError("bad_request", exc.message, exc.path) from None
     return found
+
+
+def _environment(raw: Mapping[str, Any]) -> Environment:
+    for key in ("region", "channel"):
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise ProtocolError("bad_request", f"`{key}` must be a string",
+                                ("args", "environment", key))
+    vm = raw.get("vm", "standard")
+    if vm not in ("standard", "confidential"):
+        raise ProtocolError("bad_request", "`vm` is standard or confidential",
+                            ("args", "environment", "vm"))
+    return Environment(raw.get("region"), vm, raw.get("channel"))
+
+
+def op_conn_catalog(session: Session, args: Mapping[str, Any]) -> Any:
+    return _runtime(session).catalog()
 
 
 def op_conn_verify(session: Session, args: Mapping[str, Any]) -> Any:
@@ -209,6 +227,7 @@ OPS: dict[str, Handler] = {
     "conn.journal": op_conn_journal,
     "conn.verify": op_conn_verify,
     "conn.registry": op_conn_registry,
+    "conn.catalog": op_conn_catalog,
     "conn.custom.register": op_conn_custom_register,
     "conn.custom.call": op_conn_custom_call,
     "conn.setup": op_conn_setup,

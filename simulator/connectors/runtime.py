@@ -35,6 +35,7 @@ from capconf.simulator.approval.decision import (
     decide_connector,
 )
 from capconf.simulator.connectors.custom import CustomConnector
+from capconf.simulator.connectors.gates import Environment, closed_gate, provisioned
 from capconf.simulator.connectors.guard import GUARDS
 from capconf.simulator.connectors.model import ActionGroup, Connector, MethodPolicy
 from capconf.simulator.connectors.outcomes import Outcome, ProviderError, Timeout
@@ -104,6 +105,8 @@ class ConnectorRuntime:
     """(connector, method) -> what the fake provider does with the next requests."""
     uncertain: dict[str, UncertainCall] = field(default_factory=dict)
     task_answers: dict[str, bool] = field(default_factory=dict)
+    environment: Environment = field(default_factory=Environment)
+    """Region, VM type and channel of the task (CONN-09)."""
     """always-on connector -> the user's answer to its one ask of this task (CONN-12)."""
     _cards: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _requests: Iterator[int] = field(default_factory=lambda: itertools.count(1))
@@ -129,12 +132,34 @@ class ConnectorRuntime:
     def registry(self) -> dict[str, list[dict[str, str]]]:
         """The connection-state registry, read live: every OAuth connector is available or
         connected; the others reach their accounts through their own channel (CONN-12)."""
+        here = [c for c in self.connectors.values() if provisioned(c, self.environment)]
         entries = [{"id": c.id, "state": "connected" if self.accounts.get(
                         c.id, Account(False, frozenset())).connected else "available"}
-                   for c in self.connectors.values() if c.connection == "oauth"]
+                   for c in here if c.connection == "oauth"]
         outside = [{"id": c.id, "channel": c.connection}
-                   for c in self.connectors.values() if c.connection != "oauth"]
+                   for c in here if c.connection != "oauth"]
         return {"entries": entries, "outside": outside}
+
+    def catalog(self) -> dict[str, list[dict[str, str]]]:
+        """What the model can find (every gate open) and the settings page's rows (every
+        provisioned connector; a connector a gate hides says which, CONN-09)."""
+        found, rows = [], []
+        for c in self.connectors.values():
+            gate = closed_gate(c, self.environment)
+            if gate is None:
+                found.append({"id": c.id, "title": c.title, "description": c.description})
+            if gate is None or gate.closes != "provisioned":
+                rows.append({"id": c.id, "title": c.title}
+                            | ({"gate": gate.name} if gate is not None else {}))
+        return {"catalog": found, "settings": rows}
+
+    def _gated(self, connector: Connector) -> ToolResult | None:
+        gate = closed_gate(connector, self.environment)
+        if gate is None:
+            return None
+        return failure(gate.code, f"{connector.title} is not available here ({gate.name})",
+                       {"connector": connector.id, "gate": gate.name},
+                       terminal_for_attempt=True)
 
     def call(self, connector_id: str, command: str, params: Mapping[str, Any]) -> ToolResult:
         connector = self.connectors.get(connector_id)
@@ -142,6 +167,9 @@ class ConnectorRuntime:
             return failure("unknown_connector", f"there is no connector {connector_id!r}",
                            {"connector": connector_id, "connectors": sorted(self.connectors)},
                            terminal_for_attempt=True)
+        gated = self._gated(connector)
+        if gated is not None:
+            return gated
         method = connector.shortcuts.get(command, command)
         if method not in connector.commands:
             return failure("unsupported_command", f"{connector.title} does not support "

@@ -548,3 +548,89 @@ MUTANTS = (*MUTANTS,
                   ("CONN-12",), _always_on_status_checked),
            Mutant("conn-registry-snapshot", "the registry is a snapshot from setup",
                   ("CONN-12",), _registry_snapshot))
+
+
+# -- CONN-09: gates -------------------------------------------------------------------
+
+def _region_listed() -> None:
+    """The catalog and the settings page ignore the region gate."""
+    from capconf.simulator.connectors import runtime
+    from capconf.simulator.connectors.gates import GATES
+
+    real = _original(runtime, "closed_gate")
+
+    def buggy(connector: Any, env: Any) -> Any:
+        gate = real(connector, env)
+        return None if gate is GATES[0] else gate
+
+    real_catalog = _original(runtime.ConnectorRuntime, "catalog")
+
+    def catalog(self: Any) -> Any:
+        _patch(runtime, "closed_gate", buggy)
+        try:
+            return real_catalog(self)
+        finally:
+            _patch(runtime, "closed_gate", real)
+
+    _patch(runtime.ConnectorRuntime, "catalog", catalog)
+
+
+def _region_not_connected() -> None:
+    """A region-closed connector is treated as merely not connected (with its link)."""
+    from capconf.simulator.connectors.gates import GATES
+
+    object.__setattr__(GATES[0], "is_open", lambda connector, env: True)
+
+
+def _vm_ignored() -> None:
+    """availability.confidential_vm is read and never checked."""
+    from capconf.simulator.connectors.gates import GATES
+
+    object.__setattr__(GATES[1], "is_open", lambda connector, env: True)
+
+
+def _channel_ignored() -> None:
+    """availability.channels is read and never checked."""
+    from capconf.simulator.connectors.gates import GATES
+
+    object.__setattr__(GATES[2], "is_open", lambda connector, env: True)
+
+
+def _one_gate_reason() -> None:
+    """Every closed gate answers the same generic code."""
+    from capconf.simulator.connectors.gates import GATES
+
+    for gate in GATES:
+        object.__setattr__(gate, "code", "connector_unavailable")
+
+
+def _gate_retry_later() -> None:
+    """A closed gate is answered as a temporary condition: retry in a minute."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+    from capconf.simulator.core.envelope import ToolResult
+
+    real = _original(ConnectorRuntime, "_gated")
+
+    def buggy(self: Any, connector: Any) -> Any:
+        result = real(self, connector)
+        if result is None:
+            return None
+        return ToolResult(False, None, replace(result.error, terminal_for_attempt=False,
+                                               retry_after_ms=60_000))
+
+    _patch(ConnectorRuntime, "_gated", buggy)
+
+
+MUTANTS = (*MUTANTS,
+           Mutant("conn-region-listed", "a region-closed connector is still listed",
+                  ("CONN-09",), _region_listed),
+           Mutant("conn-region-not-connected", "a region-closed connector is offered a "
+                  "connect link", ("CONN-09",), _region_not_connected),
+           Mutant("conn-vm-ignored", "the confidential-VM gate is not checked", ("CONN-09",),
+                  _vm_ignored),
+           Mutant("conn-channel-ignored", "the channel gate is not checked", ("CONN-09",),
+                  _channel_ignored),
+           Mutant("conn-one-gate-reason", "every closed gate gives the same reason",
+                  ("CONN-09",), _one_gate_reason),
+           Mutant("conn-gate-retry-later", "a closed gate invites a retry", ("CONN-09",),
+                  _gate_retry_later))
