@@ -206,3 +206,26 @@ def test_availability_must_be_well_typed() -> None:
     with pytest.raises(ConnectorError) as info:
         parse_connector(files)
     assert info.value.path == ("availability", "regions")
+
+
+def test_sync_sends_only_listed_reads_and_grants_no_background_use() -> None:
+    from dataclasses import replace
+
+    runtime = _runtime()
+    gmail = runtime.connectors["gmail"]
+    runtime.connectors["gmail"] = replace(gmail, read_methods=(
+        "users.messages.list", "users.messages.send", "users.nope"))
+    synced = runtime.sync("gmail")
+    assert synced.ok and synced.content == {
+        "connector": "gmail", "ran": ["users.messages.list"],
+        "refused": [{"method": "users.messages.send", "reason": "not_a_read"},
+                    {"method": "users.nope", "reason": "not_a_read"}]}
+    assert [(r["method"], r["origin"]) for r in runtime.journal] == [
+        ("users.messages.list", "sync")]
+    refused = runtime.call("gmail", "+triage", {}, background=True)
+    assert refused.error is not None and refused.error.code == "background_use_not_allowed"
+    runtime.background = frozenset({"gmail"})
+    assert runtime.call("gmail", "+triage", {}, background=True).ok
+    runtime.set_account("gmail", Account(False, frozenset()))
+    offline = runtime.sync("gmail")
+    assert offline.error is not None and offline.error.code == "not_connected"

@@ -13,9 +13,16 @@ from typing import Any
 
 import pytest
 
+from capconf.conformance.client import ImplementationError
 from capconf.conformance.harness import Harness
 from capconf.conformance.locations import package_file
-from capconf.conformance.suite.test_connectors import ALL_SCOPES, call, is_card, setup
+from capconf.conformance.suite.test_connectors import (
+    ALL_SCOPES,
+    call,
+    gmail_files,
+    is_card,
+    setup,
+)
 
 MAIL_A = {"to": "ana@example.com", "subject": "Invoice", "body": "Attached: March."}
 
@@ -295,3 +302,57 @@ def test_region_vm_and_channel_gates_each_answer_their_own_reason(impl: Harness)
     driver = setup_in({"region": "US", "vm": "standard", "channel": "main"}, connected=False)
     usable = run(driver, "shopify", "+orders")
     assert usable["ok"] is False and usable["error_code"] not in {region, vm, channel}
+
+
+# -- CONN-08 -------------------------------------------------------------------------
+
+SYNC_LINE = "read_methods: [users.messages.list, users.messages.get]"
+READS = {"users.messages.list", "users.messages.get", "users.labels.list"}
+
+
+def provider_saw(driver: Any) -> list[str]:
+    return [r["method"] for r in driver.request("conn.journal", {})["requests"]]
+
+
+@pytest.mark.case("conn.sync.read-methods-only")
+@pytest.mark.req("CONN-08")
+def test_sync_calls_only_the_read_methods_allow_list(impl: Harness) -> None:
+    """Bug: sync runs whatever connector.yaml lists under read_methods, writes included,
+    or reads more than the allow-list (every read method of the manifest)."""
+    driver = setup(impl)
+    synced = driver.request("conn.sync.run", {"connector": "gmail"})
+    assert synced["ok"] is True
+    assert sorted(provider_saw(driver)) == ["users.messages.get", "users.messages.list"]
+
+    poisoned = gmail_files(connector_yaml=(SYNC_LINE, "read_methods: [users.messages.list, "
+                                           "users.messages.send, users.messages.trash, "
+                                           "users.drafts.create, users.messages.modify]"))
+    try:
+        driver = setup(impl, files=poisoned)
+    except ImplementationError as exc:
+        if exc.code != "connector_invalid":
+            raise
+        return  # refusing a sync that lists writes, at load time, is conformant too
+    driver.request("conn.sync.run", {"connector": "gmail"})
+    saw = provider_saw(driver)
+    assert set(saw) <= READS, f"sync sent a write: {saw}"
+    assert saw == ["users.messages.list"], saw
+
+
+@pytest.mark.case("conn.sync.no-background-authority")
+@pytest.mark.req("CONN-08")
+def test_sync_does_not_by_itself_authorise_background_use(impl: Harness) -> None:
+    """Bug: a connector that syncs (or has just synced) is treated as allowed for
+    background work, although the user never turned its Background setting on."""
+    driver = setup(impl)
+    assert driver.request("conn.sync.run", {"connector": "gmail"})["ok"] is True
+    before = len(provider_saw(driver))
+    refused = driver.request("conn.call", {"connector": "gmail", "command": "+triage",
+                                           "params": {}, "background": True})
+    assert refused["ok"] is False and not is_card(refused)
+    assert len(provider_saw(driver)) == before, "background work reached the provider"
+    assert call(driver, "+triage")["ok"] is True, "the foreground was refused too"
+    driver = setup(impl, background={"gmail": True})
+    allowed = driver.request("conn.call", {"connector": "gmail", "command": "+triage",
+                                           "params": {}, "background": True})
+    assert allowed["ok"] is True

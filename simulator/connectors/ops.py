@@ -88,6 +88,11 @@ def op_conn_setup(session: Session, args: Mapping[str, Any]) -> Any:
     runtime = ConnectorRuntime(connectors, accounts, settings, responses, attendance)
     runtime.outcomes = _outcomes(_mapping(args, "outcomes"))
     runtime.environment = _environment(_mapping(args, "environment"))
+    background = _mapping(args, "background")
+    if not all(isinstance(v, bool) for v in background.values()):
+        raise ProtocolError("bad_request", "`background` is {connector: true|false}",
+                            ("args", "background"))
+    runtime.background = frozenset(cid for cid, on in background.items() if on)
     session.state[KEY] = runtime
     return {"connectors": [{"id": c.id, "commands": list(c.commands),
                             "shortcuts": dict(c.shortcuts)} for c in connectors.values()]}
@@ -136,8 +141,16 @@ def op_conn_call(session: Session, args: Mapping[str, Any]) -> Any:
     params = args.get("params", {})
     if not isinstance(params, dict):
         raise ProtocolError("bad_request", "`params` must be an object", ("args", "params"))
+    background = args.get("background", False)
+    if not isinstance(background, bool):
+        raise ProtocolError("bad_request", "`background` must be true or false",
+                            ("args", "background"))
     return _runtime(session).call(str(args.get("connector")), str(args.get("command")),
-                                  params).to_json()
+                                  params, background).to_json()
+
+
+def op_conn_sync_run(session: Session, args: Mapping[str, Any]) -> Any:
+    return _runtime(session).sync(str(args.get("connector"))).to_json()
 
 
 def op_conn_card_settle(session: Session, args: Mapping[str, Any]) -> Any:
@@ -228,6 +241,7 @@ OPS: dict[str, Handler] = {
     "conn.verify": op_conn_verify,
     "conn.registry": op_conn_registry,
     "conn.catalog": op_conn_catalog,
+    "conn.sync.run": op_conn_sync_run,
     "conn.custom.register": op_conn_custom_register,
     "conn.custom.call": op_conn_custom_call,
     "conn.setup": op_conn_setup,

@@ -106,6 +106,9 @@ class ConnectorRuntime:
     uncertain: dict[str, UncertainCall] = field(default_factory=dict)
     task_answers: dict[str, bool] = field(default_factory=dict)
     environment: Environment = field(default_factory=Environment)
+    background: frozenset[str] = frozenset()
+    """Connectors the user allowed for background work (the settings page's Background
+    toggle); declaring or running a sync does not put a connector here (CONN-08)."""
     """Region, VM type and channel of the task (CONN-09)."""
     """always-on connector -> the user's answer to its one ask of this task (CONN-12)."""
     _cards: Iterator[int] = field(default_factory=lambda: itertools.count(1))
@@ -161,7 +164,40 @@ class ConnectorRuntime:
                        {"connector": connector.id, "gate": gate.name},
                        terminal_for_attempt=True)
 
-    def call(self, connector_id: str, command: str, params: Mapping[str, Any]) -> ToolResult:
+    # -- background sync (CONN-08) -------------------------------------------------------
+
+    def sync(self, connector_id: str) -> ToolResult:
+        """One background sync pass: each method of ``sync.read_methods`` that the
+        manifest declares a read, in order. A listed method that is not a read is refused
+        and never sent: sync never writes, whatever connector.yaml lists."""
+        connector = self.connectors.get(connector_id)
+        if connector is None:
+            return failure("unknown_connector", f"there is no connector {connector_id!r}",
+                           {"connector": connector_id}, terminal_for_attempt=True)
+        gated = self._gated(connector)
+        if gated is not None:
+            return gated
+        account = self.accounts.get(connector_id, Account(False, frozenset()))
+        if connector.connection == "oauth" and not account.connected:
+            return failure("not_connected", f"{connector.title} is not connected",
+                           {"connector": connector_id, "connect_url": account.connect_url},
+                           terminal_for_attempt=True)
+        ran: list[str] = []
+        refused: list[dict[str, str]] = []
+        for method in connector.read_methods:
+            found = connector.manifest.method(method) if connector.manifest else None
+            if found is None or found[0].effect != "read":
+                refused.append({"method": method, "reason": "not_a_read"})
+                continue
+            self.journal.append({"connector": connector.id, "method": method, "params": {},
+                                 "origin": "sync"})
+            ran.append(method)
+        return success({"connector": connector.id, "ran": ran, "refused": refused})
+
+    def call(self, connector_id: str, command: str, params: Mapping[str, Any],
+             background: bool = False) -> ToolResult:
+        """``background``: the call comes from background work (a scheduled task, a
+        proactive message), which needs the user's Background setting (CONN-08)."""
         connector = self.connectors.get(connector_id)
         if connector is None:
             return failure("unknown_connector", f"there is no connector {connector_id!r}",
@@ -170,6 +206,10 @@ class ConnectorRuntime:
         gated = self._gated(connector)
         if gated is not None:
             return gated
+        if background and connector_id not in self.background:
+            return failure("background_use_not_allowed", f"{connector.title} is not allowed "
+                           "for background work", {"connector": connector_id},
+                           terminal_for_attempt=True)
         method = connector.shortcuts.get(command, command)
         if method not in connector.commands:
             return failure("unsupported_command", f"{connector.title} does not support "

@@ -634,3 +634,71 @@ MUTANTS = (*MUTANTS,
                   ("CONN-09",), _one_gate_reason),
            Mutant("conn-gate-retry-later", "a closed gate invites a retry", ("CONN-09",),
                   _gate_retry_later))
+
+
+# -- CONN-08: read-only sync ----------------------------------------------------------
+
+def _sync_runs_listed_writes() -> None:
+    """Sync trusts connector.yaml: every method under read_methods runs, writes too."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "sync")
+
+    def buggy(self: Any, connector_id: str) -> Any:
+        connector = self.connectors.get(connector_id)
+        if connector is None or connector.manifest is None:
+            return real(self, connector_id)
+        groups = tuple(replace(g, effect="read") for g in connector.manifest.groups)
+        self.connectors[connector_id] = replace(
+            connector, manifest=replace(connector.manifest, groups=groups))
+        try:
+            return real(self, connector_id)
+        finally:
+            self.connectors[connector_id] = connector
+
+    _patch(ConnectorRuntime, "sync", buggy)
+
+
+def _sync_reads_everything() -> None:
+    """Sync reads every read method of the manifest, not only the allow-list."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "sync")
+
+    def buggy(self: Any, connector_id: str) -> Any:
+        connector = self.connectors.get(connector_id)
+        if connector is None or connector.manifest is None:
+            return real(self, connector_id)
+        reads = tuple(m.name for g in connector.manifest.groups if g.effect == "read"
+                      for m in g.methods)
+        self.connectors[connector_id] = replace(connector, read_methods=reads)
+        try:
+            return real(self, connector_id)
+        finally:
+            self.connectors[connector_id] = connector
+
+    _patch(ConnectorRuntime, "sync", buggy)
+
+
+def _sync_authorises_background() -> None:
+    """A connector that syncs is taken as allowed for background work."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "sync")
+
+    def buggy(self: Any, connector_id: str) -> Any:
+        result = real(self, connector_id)
+        if result.ok:
+            self.background = self.background | {connector_id}
+        return result
+
+    _patch(ConnectorRuntime, "sync", buggy)
+
+
+MUTANTS = (*MUTANTS,
+           Mutant("conn-sync-runs-listed-writes", "sync runs writes listed in read_methods",
+                  ("CONN-08",), _sync_runs_listed_writes),
+           Mutant("conn-sync-reads-everything", "sync reads beyond the read_methods "
+                  "allow-list", ("CONN-08",), _sync_reads_everything),
+           Mutant("conn-sync-authorises-background", "sync authorises background use",
+                  ("CONN-08",), _sync_authorises_background))
