@@ -229,3 +229,23 @@ def test_sync_sends_only_listed_reads_and_grants_no_background_use() -> None:
     runtime.set_account("gmail", Account(False, frozenset()))
     offline = runtime.sync("gmail")
     assert offline.error is not None and offline.error.code == "not_connected"
+
+
+def test_a_connector_without_a_manifest_asks_every_call_and_never_crashes() -> None:
+    places = parse_connector({
+        "connector.yaml": "id: places\ntitle: Places\ndescription: Find places.\n"
+                          "domain: maps\nconnection: always_on\n",
+        "CONNECTOR.md": "# Places\n\n## Commands\n\n- `places.search`\n"})
+    runtime = ConnectorRuntime({"places": places}, {})
+    for q in ("cafe", "cafe"):
+        card = runtime.call("places", "places.search", {"q": q})
+        assert card.error is not None and card.error.code == "approval_required"
+    settled = runtime.settle(card.error.detail["card"]["id"], "allow_once")
+    assert settled is not None and settled.ok and len(runtime.journal) == 1
+    assert runtime.call("places", "places.search", {"q": "bar"}).ok  # asked once this task
+    runtime.start_task()
+    again = runtime.call("places", "places.search", {"q": "bar"})
+    assert again.error is not None and again.error.code == "approval_required"
+    missing = runtime.call("places", "places.nearby", {})
+    assert missing.error is not None and missing.error.code == "unsupported_command"
+    assert runtime.registry()["outside"] == [{"id": "places", "channel": "always_on"}]

@@ -218,7 +218,8 @@ class ConnectorRuntime:
                                                            *connector.commands]},
                            terminal_for_attempt=True)
         manifest = connector.manifest
-        assert manifest is not None  # connectors with commands here all have a manifest
+        if manifest is None:
+            return self._unmanaged(connector, method, params)
         if manifest.provider in self.stopped:
             return self._stopped(manifest.provider, None)
         account = self.accounts.get(connector_id, Account(False, frozenset()))
@@ -265,6 +266,43 @@ class ConnectorRuntime:
         if decision.verdict is Verdict.ASK:
             return self._card(connector, group, policy, params, decision.reason)
         return self._run(connector, group, method, params)
+
+    def _unmanaged(self, connector: Connector, method: str,
+                   params: Mapping[str, Any]) -> ToolResult:
+        """A connector with only two files (no manifest, like the seed's places): no
+        policy says a method is harmless, so, as for custom connectors, every call asks;
+        there is no quota and no guard to apply."""
+        account = self.accounts.get(connector.id, Account(False, frozenset()))
+        if connector.connection == "oauth" and not account.connected:
+            return failure("not_connected", f"{connector.title} is not connected",
+                           {"connector": connector.id, "connect_url": account.connect_url},
+                           terminal_for_attempt=True)
+        answer = (self.task_answers.get(connector.id) if connector.connection == "always_on"
+                  else None)
+        if answer is not None:  # the always-on connector's one ask of this task (CONN-12)
+            return (self._run_unmanaged(connector, method, params) if answer else
+                    failure("approval_denied", f"the user declined {connector.title} for "
+                            "this task", {"connector": connector.id},
+                            terminal_for_attempt=True))
+        decision = decide_connector(Verdict.ASK, ApprovalPolicy(Tier.CONFIRM_BEFORE_CHANGE,
+                                                                self.attendance))
+        if decision.verdict is Verdict.DENY:
+            return failure("permission_denied", decision.reason,
+                           {"connector": connector.id, "method": method},
+                           terminal_for_attempt=True)
+        policy = MethodPolicy(method, "", None, ())
+        return self._card(connector, ActionGroup("", Verdict.ASK, None, ()), policy, params,
+                          decision.reason)
+
+    def _run_unmanaged(self, connector: Connector, method: str,
+                       params: Mapping[str, Any]) -> ToolResult:
+        self.journal.append({"connector": connector.id, "method": method,
+                             "params": dict(params)})
+        answer = self.responses.get((connector.id, method),
+                                    {"method": method, "params": dict(params)})
+        self.completed.append({"connector": connector.id, "method": method})
+        return success({"connector": connector.id, "method": method, "units": 0,
+                        "result": answer})
 
     # -- failure discipline (CONN-13) ---------------------------------------------------
 
@@ -350,7 +388,8 @@ class ConnectorRuntime:
             return self._run_custom(self.custom[pending.connector], pending.method,
                                     pending.params)
         connector = self.connectors[pending.connector]
-        assert connector.manifest is not None
+        if connector.manifest is None:
+            return self._run_unmanaged(connector, pending.method, pending.params)
         found = connector.manifest.method(pending.method)
         assert found is not None
         return self._run(connector, found[0], pending.method, pending.params)
