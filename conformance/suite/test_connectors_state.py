@@ -322,7 +322,8 @@ def test_sync_calls_only_the_read_methods_allow_list(impl: Harness) -> None:
     driver = setup(impl)
     synced = driver.request("conn.sync.run", {"connector": "gmail"})
     assert synced["ok"] is True
-    assert sorted(provider_saw(driver)) == ["users.messages.get", "users.messages.list"]
+    saw = set(provider_saw(driver))
+    assert saw and saw <= {"users.messages.list", "users.messages.get"}, saw
 
     poisoned = gmail_files(connector_yaml=(SYNC_LINE, "read_methods: [users.messages.list, "
                                            "users.messages.send, users.messages.trash, "
@@ -336,7 +337,7 @@ def test_sync_calls_only_the_read_methods_allow_list(impl: Harness) -> None:
     driver.request("conn.sync.run", {"connector": "gmail"})
     saw = provider_saw(driver)
     assert set(saw) <= READS, f"sync sent a write: {saw}"
-    assert saw == ["users.messages.list"], saw
+    assert set(saw) <= {"users.messages.list"}, f"sync read beyond its allow-list: {saw}"
 
 
 @pytest.mark.case("conn.sync.no-background-authority")
