@@ -335,9 +335,9 @@ def test_sync_calls_only_the_read_methods_allow_list(impl: Harness) -> None:
             raise
         return  # refusing a sync that lists writes, at load time, is conformant too
     driver.request("conn.sync.run", {"connector": "gmail"})
-    saw = provider_saw(driver)
-    assert set(saw) <= READS, f"sync sent a write: {saw}"
-    assert set(saw) <= {"users.messages.list"}, f"sync read beyond its allow-list: {saw}"
+    sent = provider_saw(driver)
+    assert set(sent) <= READS, f"sync sent a write: {sent}"
+    assert set(sent) <= {"users.messages.list"}, f"sync read beyond its allow-list: {sent}"
 
 
 @pytest.mark.case("conn.sync.no-background-authority")

@@ -2,25 +2,56 @@
 
 ``conn.setup`` loads connectors from their files (the three documents, as text) with the
 accounts, settings and canned provider answers of the test; ``conn.call`` runs one
-command; ``conn.card.settle`` is the user's click on a connector card; ``conn.task.start``
-begins a new attempt; ``conn.clock.advance`` moves the injected clock.
+command; ``conn.task.start`` begins a new attempt; ``conn.clock.advance`` moves the
+injected clock.
+
+A connector card is an APPR-02 card: it is raised on the session's card board (owner: the
+main agent), listed by ``cards.list`` and settled by ``card.decide`` like any other card;
+``conn.card.settle`` is kept as an alias of ``card.decide`` for connector cards.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from capconf.simulator.approval.cards import MAIN_AGENT_ID, CardError
+from capconf.simulator.approval.chain import chain_of, decide_card, hold
 from capconf.simulator.approval.decision import Attendance, Verdict
 from capconf.simulator.connectors.custom import EndpointRefusal, register
 from capconf.simulator.connectors.gates import Environment
 from capconf.simulator.connectors.model import ConnectorError, parse_connector
 from capconf.simulator.connectors.outcomes import Outcome, OutcomeError, parse_outcome
 from capconf.simulator.connectors.runtime import Account, ConnectorRuntime
-from capconf.simulator.core.envelope import failure, success
+from capconf.simulator.core.envelope import ToolResult, failure, success
 from capconf.simulator.protocol.session import Handler, ProtocolError, Session
 
 KEY = "connectors"
+
+
+class SessionBoard:
+    """The session's APPR-02 board, seen from the connector runtime."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def raise_card(self, tool: str, args: Mapping[str, Any], reason: str,
+                   run: Callable[[], ToolResult]) -> Mapping[str, Any] | ToolResult:
+        chain = chain_of(self.session.state)
+        try:
+            held = hold(chain, MAIN_AGENT_ID, None, tool=tool, action="connector", args=args,
+                        reason=reason, run=run)
+        except CardError as exc:
+            return failure(exc.code, exc.message, {}, terminal_for_attempt=True)
+        assert held.error is not None
+        card: Mapping[str, Any] = held.error.detail["card"]
+        return card
+
+    def state(self, card_id: str) -> str | None:
+        try:
+            return str(chain_of(self.session.state).board.card(card_id).state)
+        except CardError:
+            return None
 
 
 def _runtime(session: Session) -> ConnectorRuntime:
@@ -86,6 +117,7 @@ def op_conn_setup(session: Session, args: Mapping[str, Any]) -> Any:
         raise ProtocolError("bad_request", "`attendance` is attended or unattended",
                             ("args", "attendance")) from None
     runtime = ConnectorRuntime(connectors, accounts, settings, responses, attendance)
+    runtime.board = SessionBoard(session)
     runtime.outcomes = _outcomes(_mapping(args, "outcomes"))
     runtime.environment = _environment(_mapping(args, "environment"))
     background = _mapping(args, "background")
@@ -154,13 +186,22 @@ def op_conn_sync_run(session: Session, args: Mapping[str, Any]) -> Any:
 
 
 def op_conn_card_settle(session: Session, args: Mapping[str, Any]) -> Any:
+    """Alias of ``card.decide`` for a connector card: ``allow_once`` approves, ``deny``
+    denies, on the same board and with the same settled-once rule."""
     choice = args.get("choice")
     if choice not in ("allow_once", "deny"):
         raise ProtocolError("bad_request", "`choice` is allow_once or deny", ("args", "choice"))
-    result = _runtime(session).settle(str(args.get("card_id")), str(choice))
-    if result is None:
+    runtime = _runtime(session)
+    card_id = str(args.get("card_id"))
+    if card_id not in runtime.cards:
         raise ProtocolError("no_such_card", "no pending connector card with that id",
                             ("args", "card_id"))
+    try:
+        _, result = decide_card(chain_of(session.state), card_id, choice == "allow_once")
+    except CardError as exc:
+        raise ProtocolError(exc.code, exc.message, ("args", "card_id")) from None
+    if choice != "allow_once":
+        runtime.declined(card_id)
     return result.to_json()
 
 

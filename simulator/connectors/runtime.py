@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from capconf.simulator.approval.cards import summarize_args
 from capconf.simulator.approval.decision import (
@@ -63,6 +63,17 @@ class PendingCall:
     connector: str
     method: str
     params: Mapping[str, Any]
+
+
+class CardBoard(Protocol):
+    """Where connector cards live: the parent session's board of APPR-02 cards, so a
+    connector card is the same card (origin, state, settled once, TaskStop, pull)."""
+
+    def raise_card(self, tool: str, args: Mapping[str, Any], reason: str,
+                   run: Callable[[], ToolResult]) -> Mapping[str, Any] | ToolResult:
+        """The raised card's JSON, or the board's refusal; ``run`` is the held call."""
+
+    def state(self, card_id: str) -> str | None: ...
 
 
 @dataclass
@@ -105,12 +116,17 @@ class ConnectorRuntime:
     """(connector, method) -> what the fake provider does with the next requests."""
     uncertain: dict[str, UncertainCall] = field(default_factory=dict)
     task_answers: dict[str, bool] = field(default_factory=dict)
+    """always-on connector -> the user's answer to its one ask of this task (CONN-12)."""
+    task_cards: dict[str, str] = field(default_factory=dict)
+    """always-on connector -> the card of its one ask of this task."""
+    board: CardBoard | None = None
+    """The session's card board (APPR-02); without one (unit tests, goldens) the runtime
+    numbers its own cards."""
     environment: Environment = field(default_factory=Environment)
+    """Region, VM type and channel of the task (CONN-09)."""
     background: frozenset[str] = frozenset()
     """Connectors the user allowed for background work (the settings page's Background
     toggle); declaring or running a sync does not put a connector here (CONN-08)."""
-    """Region, VM type and channel of the task (CONN-09)."""
-    """always-on connector -> the user's answer to its one ask of this task (CONN-12)."""
     _cards: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _requests: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -131,6 +147,7 @@ class ConnectorRuntime:
         self.stopped.clear()
         self.completed.clear()
         self.task_answers.clear()
+        self.task_cards.clear()
 
     def registry(self) -> dict[str, list[dict[str, str]]]:
         """The connection-state registry, read live: every OAuth connector is available or
@@ -256,7 +273,7 @@ class ConnectorRuntime:
         if blocked is not None:
             return blocked
         if decision.verdict is Verdict.ASK and connector.connection == "always_on":
-            answer = self.task_answers.get(connector_id)
+            answer = self._task_answer(connector_id)
             if answer is True:
                 return self._run(connector, group, method, params)
             if answer is False:
@@ -277,7 +294,7 @@ class ConnectorRuntime:
             return failure("not_connected", f"{connector.title} is not connected",
                            {"connector": connector.id, "connect_url": account.connect_url},
                            terminal_for_attempt=True)
-        answer = (self.task_answers.get(connector.id) if connector.connection == "always_on"
+        answer = (self._task_answer(connector.id) if connector.connection == "always_on"
                   else None)
         if answer is not None:  # the always-on connector's one ask of this task (CONN-12)
             return (self._run_unmanaged(connector, method, params) if answer else
@@ -356,22 +373,64 @@ class ConnectorRuntime:
     def _card(self, connector: Connector, group: ActionGroup, policy: MethodPolicy,
               params: Mapping[str, Any], reason: str) -> ToolResult:
         """The APPR-02 card's fields, plus the manifest's optional ones (SPEC, CONN-03)."""
-        pending = PendingCall(f"conn-card-{next(self._cards)}", connector.id, policy.name,
-                              dict(params))
-        self.cards[pending.card_id] = pending
-        card: dict[str, Any] = {"id": pending.card_id, "tool": f"{connector.id}.{policy.name}",
-                                "action": "connector", "summary": summarize_args(dict(params)),
-                                "reason": reason, "state": "pending",
-                                "connector": connector.id, "method": policy.name,
-                                "args": dict(params)}
+        extra: dict[str, Any] = {}
         if policy.approval_policy is not None:
-            card["approval_policy"] = policy.approval_policy
+            extra["approval_policy"] = policy.approval_policy
         if policy.approval_phrase is not None:
-            card["phrase"] = policy.approval_phrase
+            extra["phrase"] = policy.approval_phrase
         if policy.buttons:
-            card["buttons"] = dict(policy.buttons)
-        return failure("approval_required", f"{connector.title} {policy.name} waits for the "
-                       "user's approval", {"card": card}, terminal_for_attempt=False)
+            extra["buttons"] = dict(policy.buttons)
+        return self._hold(connector.id, policy.name, params, reason, extra,
+                          f"{connector.title} {policy.name} waits for the user's approval")
+
+    def _hold(self, connector_id: str, method: str, params: Mapping[str, Any], reason: str,
+              extra: Mapping[str, Any], message: str) -> ToolResult:
+        """Raise the card (on the session's board when there is one, APPR-02) and keep
+        the call, exactly as shown, until the card is settled."""
+        card: dict[str, Any] = {"id": "", "tool": f"{connector_id}.{method}",
+                                "action": "connector", "summary": summarize_args(dict(params)),
+                                "reason": reason, "state": "pending"}
+        if self.board is None:
+            card["id"] = f"conn-card-{next(self._cards)}"
+        else:
+            shown: dict[str, str] = {}
+
+            def run() -> ToolResult:
+                result = self.settle(shown["id"], "allow_once")
+                return result if result is not None else failure(
+                    "approval_denied", "the call is no longer pending", {"card_id": shown["id"]},
+                    terminal_for_attempt=True)
+
+            raised = self.board.raise_card(card["tool"], dict(params), reason, run)
+            if isinstance(raised, ToolResult):
+                return raised
+            card = dict(raised)
+            shown["id"] = card["id"]
+        card.update({"connector": connector_id, "method": method, "args": dict(params),
+                     **extra})
+        self.cards[card["id"]] = PendingCall(card["id"], connector_id, method, dict(params))
+        owner = self.connectors.get(connector_id)
+        if owner is not None and owner.connection == "always_on":
+            self.task_cards[connector_id] = card["id"]
+        return failure("approval_required", message, {"card": card}, terminal_for_attempt=False)
+
+    def declined(self, card_id: str) -> None:
+        """The board settled a connector card as denied: the call is dropped, and an
+        always-on connector's one ask of the task is answered."""
+        pending = self.cards.pop(card_id, None)
+        if pending is not None and self.task_cards.get(pending.connector) == card_id:
+            self.task_answers[pending.connector] = False
+
+    def _task_answer(self, connector_id: str) -> bool | None:
+        """The answer to an always-on connector's one ask of this task. An approval is
+        recorded when its call runs; a denial may come from the board alone."""
+        answer = self.task_answers.get(connector_id)
+        card_id = self.task_cards.get(connector_id)
+        if (answer is None and card_id is not None and self.board is not None
+                and self.board.state(card_id) == "denied"):
+            self.declined(card_id)
+            return False
+        return answer
 
     def settle(self, card_id: str, choice: str) -> ToolResult | None:
         """The user's click. Only ``allow_once`` runs the call, exactly as approved."""
@@ -453,19 +512,13 @@ class ConnectorRuntime:
                            {"connector": provider, "tool": tool,
                             "allowed_tools": list(connector.allowed_tools)},
                            terminal_for_attempt=True)
-        pending = PendingCall(f"conn-card-{next(self._cards)}", provider, tool, dict(args))
-        self.cards[pending.card_id] = pending
         decision = decide_connector(Verdict.ASK, ApprovalPolicy(Tier.CONFIRM_BEFORE_CHANGE,
                                                                 self.attendance))
         if decision.verdict is Verdict.DENY:
-            del self.cards[pending.card_id]
             return failure("permission_denied", decision.reason, {"connector": provider},
                            terminal_for_attempt=True)
-        card = {"id": pending.card_id, "tool": f"{provider}.{tool}", "action": "connector",
-                "summary": summarize_args(dict(args)), "reason": decision.reason,
-                "state": "pending", "connector": provider, "method": tool, "args": dict(args)}
-        return failure("approval_required", f"{provider} {tool} waits for the user's approval",
-                       {"card": card}, terminal_for_attempt=False)
+        return self._hold(provider, tool, args, decision.reason, {},
+                          f"{provider} {tool} waits for the user's approval")
 
     def _run_custom(self, connector: CustomConnector, tool: str,
                     args: Mapping[str, Any]) -> ToolResult:

@@ -61,12 +61,11 @@ def _hardcoded_card() -> None:
 
 
 def _runs_on_deny() -> None:
-    """The carded call runs whatever the user clicks."""
-    from capconf.simulator.connectors.runtime import ConnectorRuntime
+    """The carded call runs whatever the user clicks (the board is told "approve")."""
+    from capconf.simulator.connectors import ops
 
-    real = _original(ConnectorRuntime, "settle")
-    _patch(ConnectorRuntime, "settle",
-           lambda self, card_id, choice: real(self, card_id, "allow_once"))
+    real = _original(ops, "decide_card")
+    _patch(ops, "decide_card", lambda chain, card_id, approve: real(chain, card_id, True))
 
 
 def _request_count() -> None:
@@ -702,3 +701,36 @@ MUTANTS = (*MUTANTS,
                   "allow-list", ("CONN-08",), _sync_reads_everything),
            Mutant("conn-sync-authorises-background", "sync authorises background use",
                   ("CONN-08",), _sync_authorises_background))
+
+
+# -- APPR-02 / CONN-03: one card kind ---------------------------------------------------
+
+def _side_channel_cards() -> None:
+    """Connector cards are a second kind: kept on the connector's own list, invisible to
+    the parent's board and to `card.decide`, settled only through `conn.card.settle`."""
+    from capconf.simulator.connectors import ops
+    from capconf.simulator.core.envelope import failure
+
+    held: dict[str, Any] = {}
+    real_decide = _original(ops, "decide_card")
+
+    def raise_card(self: Any, tool: str, args: Any, reason: str, run: Any) -> Any:
+        card_id = f"conn-side-{len(held) + 1}"
+        held[card_id] = run
+        return {"id": card_id, "tool": tool, "action": "connector", "summary": "",
+                "reason": reason, "state": "pending"}
+
+    def decide_card(chain: Any, card_id: str, approve: bool) -> Any:
+        if card_id not in held:
+            return real_decide(chain, card_id, approve)
+        run = held.pop(card_id)
+        return None, run() if approve else failure("approval_denied", "declined", {})
+
+    _patch(ops.SessionBoard, "raise_card", raise_card)
+    _patch(ops.SessionBoard, "state", lambda self, card_id: None)
+    _patch(ops, "decide_card", decide_card)
+
+
+MUTANTS = (*MUTANTS,
+           Mutant("conn-side-channel-cards", "connector cards are a second kind, off the "
+                  "parent's board", ("CONN-03",), _side_channel_cards))
