@@ -34,8 +34,8 @@ def test_the_fixture_parses_with_documented_commands_only() -> None:
 @pytest.mark.parametrize(("file", "old", "new", "where"), [
     ("manifest.yaml", "units_per_minute_per_user: 6000", "units_per_minute_per_user: -1",
      ("request_quota", "units_per_minute_per_user")),
-    ("manifest.yaml", "    default: allow\n    response_guard", "    default: maybe\n"
-     "    response_guard", ("actions", "read", "default")),
+    ("manifest.yaml", "    default: allow\n    effect: read", "    default: maybe\n"
+     "    effect: read", ("actions", "read", "default")),
     ("manifest.yaml", "    users.labels.list: 1\n", "", ("actions", "read", "methods",
                                                           "users.labels.list")),
     ("CONNECTOR.md", "- `+read` -> `users.messages.get`", "- `+read` -> `users.nope`",

@@ -412,3 +412,27 @@ def test_the_real_credential_goes_only_to_its_host_and_only_after_approval(
     assert elsewhere["ok"] is False
     assert len(driver.request("conn.journal", {})["requests"]) == 1
     assert SECRET not in json.dumps(seen), "the real credential reached the model"
+
+
+@pytest.mark.case("conn.card.on-the-parent-board")
+@pytest.mark.req("CONN-03", "APPR-02")
+def test_a_connector_card_is_an_ordinary_card_on_the_parent_board(impl: Harness) -> None:
+    """Bug: connector cards are a second kind, settled on a side channel: the parent's
+    board does not list them, `card.decide` cannot settle them, or a card settled there
+    can be settled again through the connector."""
+    impl.setup()
+    driver = setup(impl)
+    card = call(driver, "+send", to="a@example.com", body="hi")["error_detail"]["card"]
+    listed = {c["id"]: c for c in driver.request("cards.list", {})["cards"]}
+    assert card["id"] in listed and listed[card["id"]]["state"] == "pending"
+    decided = driver.request("card.decide", {"card": card["id"], "decision": "approve"})
+    assert decided["result"]["ok"] is True
+    sent = [r for r in driver.request("conn.journal", {})["requests"]
+            if r["method"] == "users.messages.send"]
+    assert len(sent) == 1 and "a@example.com" in json.dumps(sent[0])
+    driver.request_error("conn.card.settle", {"card_id": card["id"], "choice": "allow_once"})
+    other = call(driver, "+send", to="b@example.com", body="no")["error_detail"]["card"]
+    driver.request("card.decide", {"card": other["id"], "decision": "deny"})
+    assert len(driver.request("conn.journal", {})["requests"]) == 1, "a denied card ran"
+    states = {c["id"]: c["state"] for c in driver.request("cards.list", {})["cards"]}
+    assert states[card["id"]] != states[other["id"]] != "pending"

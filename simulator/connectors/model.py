@@ -44,12 +44,18 @@ class MethodPolicy:
     buttons: Mapping[str, str] = field(default_factory=dict)
 
 
+EFFECTS = ("read", "write")
+"""An action group's ``effect``: ``read`` methods change nothing at the provider (safe to
+retry, eligible for sync); anything else, and an undeclared effect, is ``write``."""
+
+
 @dataclass(frozen=True)
 class ActionGroup:
     name: str
     default: Verdict
     response_guard: str | None
     methods: tuple[MethodPolicy, ...]
+    effect: str = "write"
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,13 @@ class Manifest:
         return None
 
 
+CONNECTIONS = ("oauth", "always_on", "device")
+"""How a connector reaches its account (connector.yaml ``connection``, default
+``oauth``): only ``oauth`` connectors are in the connection-state registry and have
+their status checked; ``always_on`` (no login, no status check) and ``device`` (the
+device's own channel) are outside it (CONN-12)."""
+
+
 @dataclass(frozen=True)
 class Connector:
     id: str
@@ -83,6 +96,11 @@ class Connector:
     shortcuts: Mapping[str, str]
     """``+name`` -> the documented method it runs."""
     manifest: Manifest | None
+    connection: str = "oauth"
+    regions: tuple[str, ...] = ()
+    """``availability.regions``: where the connector is offered (empty: everywhere)."""
+    channels: tuple[str, ...] = ()
+    """``availability.channels``: the channels that reveal it (empty: every channel)."""
 
 
 def _yaml(text: str, file: str) -> dict[str, Any]:
@@ -182,10 +200,15 @@ def parse_manifest(text: str) -> Manifest:
                                                             (*mpath, "default")),
                 _strings(mraw.get("requires_scopes"), file, (*mpath, "requires_scopes")),
                 mraw.get("approval_policy"), mraw.get("approval_phrase"), dict(buttons)))
+        effect = raw.get("effect", "write")
+        if effect not in EFFECTS:
+            raise ConnectorError(file, (*gpath, "effect"), "must be read or write")
         groups.append(ActionGroup(str(gname), _verdict(raw.get("default"), file,
                                                        (*gpath, "default")),
-                                  raw.get("response_guard"), tuple(methods)))
-    return Manifest(_str(oauth, "provider", file, ("oauth",)),
+                                  raw.get("response_guard"), tuple(methods), effect))
+    provider = (_str(oauth, "provider", file, ("oauth",)) if oauth or "provider" not in data
+                else _str(data, "provider", file))
+    return Manifest(provider,
                     _strings(oauth.get("allowed_domains"), file, ("oauth", "allowed_domains")),
                     limit, dict(costs), tuple(groups))
 
@@ -199,8 +222,16 @@ def parse_connector(files: Mapping[str, str]) -> Connector:
     file = "connector.yaml"
     data = _yaml(files["connector.yaml"], file)
     availability = data.get("availability") or {}
+    if not isinstance(availability, dict):
+        raise ConnectorError(file, ("availability",), "must be a mapping")
+    vm = availability.get("confidential_vm", True)
+    if not isinstance(vm, bool):
+        raise ConnectorError(file, ("availability", "confidential_vm"), "must be true or false")
     sync = data.get("sync") or {}
     commands, shortcuts = parse_commands(files["CONNECTOR.md"])
+    connection = data.get("connection", "oauth")
+    if connection not in CONNECTIONS:
+        raise ConnectorError(file, ("connection",), "must be oauth, always_on or device")
     manifest_text = files.get("manifest.yaml")
     manifest = None if manifest_text is None else parse_manifest(manifest_text)
     if manifest is not None:
@@ -214,6 +245,8 @@ def parse_connector(files: Mapping[str, str]) -> Connector:
         aliases=_strings(data.get("aliases"), file, ("aliases",)),
         domain=_str(data, "domain", file),
         include_in_prompt=bool(data.get("include_in_prompt", False)),
-        confidential_vm=bool(availability.get("confidential_vm", True)),
+        confidential_vm=vm,
         read_methods=_strings(sync.get("read_methods"), file, ("sync", "read_methods")),
-        commands=commands, shortcuts=shortcuts, manifest=manifest)
+        commands=commands, shortcuts=shortcuts, manifest=manifest, connection=connection,
+        regions=_strings(availability.get("regions"), file, ("availability", "regions")),
+        channels=_strings(availability.get("channels"), file, ("availability", "channels")))

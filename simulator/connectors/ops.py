@@ -2,23 +2,56 @@
 
 ``conn.setup`` loads connectors from their files (the three documents, as text) with the
 accounts, settings and canned provider answers of the test; ``conn.call`` runs one
-command; ``conn.card.settle`` is the user's click on a connector card; ``conn.task.start``
-begins a new attempt; ``conn.clock.advance`` moves the injected clock.
+command; ``conn.task.start`` begins a new attempt; ``conn.clock.advance`` moves the
+injected clock.
+
+A connector card is an APPR-02 card: it is raised on the session's card board (owner: the
+main agent), listed by ``cards.list`` and settled by ``card.decide`` like any other card;
+``conn.card.settle`` is kept as an alias of ``card.decide`` for connector cards.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from capconf.simulator.approval.cards import MAIN_AGENT_ID, CardError
+from capconf.simulator.approval.chain import chain_of, decide_card, hold
 from capconf.simulator.approval.decision import Attendance, Verdict
 from capconf.simulator.connectors.custom import EndpointRefusal, register
+from capconf.simulator.connectors.gates import Environment
 from capconf.simulator.connectors.model import ConnectorError, parse_connector
+from capconf.simulator.connectors.outcomes import Outcome, OutcomeError, parse_outcome
 from capconf.simulator.connectors.runtime import Account, ConnectorRuntime
-from capconf.simulator.core.envelope import failure, success
+from capconf.simulator.core.envelope import ToolResult, failure, success
 from capconf.simulator.protocol.session import Handler, ProtocolError, Session
 
 KEY = "connectors"
+
+
+class SessionBoard:
+    """The session's APPR-02 board, seen from the connector runtime."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def raise_card(self, tool: str, args: Mapping[str, Any], reason: str,
+                   run: Callable[[], ToolResult]) -> Mapping[str, Any] | ToolResult:
+        chain = chain_of(self.session.state)
+        try:
+            held = hold(chain, MAIN_AGENT_ID, None, tool=tool, action="connector", args=args,
+                        reason=reason, run=run)
+        except CardError as exc:
+            return failure(exc.code, exc.message, {}, terminal_for_attempt=True)
+        assert held.error is not None
+        card: Mapping[str, Any] = held.error.detail["card"]
+        return card
+
+    def state(self, card_id: str) -> str | None:
+        try:
+            return str(chain_of(self.session.state).board.card(card_id).state)
+        except CardError:
+            return None
 
 
 def _runtime(session: Session) -> ConnectorRuntime:
@@ -83,27 +116,92 @@ def op_conn_setup(session: Session, args: Mapping[str, Any]) -> Any:
     except ValueError:
         raise ProtocolError("bad_request", "`attendance` is attended or unattended",
                             ("args", "attendance")) from None
-    session.state[KEY] = ConnectorRuntime(connectors, accounts, settings, responses, attendance)
+    runtime = ConnectorRuntime(connectors, accounts, settings, responses, attendance)
+    runtime.board = SessionBoard(session)
+    runtime.outcomes = _outcomes(_mapping(args, "outcomes"))
+    runtime.environment = _environment(_mapping(args, "environment"))
+    background = _mapping(args, "background")
+    if not all(isinstance(v, bool) for v in background.values()):
+        raise ProtocolError("bad_request", "`background` is {connector: true|false}",
+                            ("args", "background"))
+    runtime.background = frozenset(cid for cid, on in background.items() if on)
+    session.state[KEY] = runtime
     return {"connectors": [{"id": c.id, "commands": list(c.commands),
                             "shortcuts": dict(c.shortcuts)} for c in connectors.values()]}
+
+
+def _outcomes(raw: Mapping[str, Any]) -> dict[tuple[str, str], list[Outcome]]:
+    found: dict[tuple[str, str], list[Outcome]] = {}
+    for cid, methods in raw.items():
+        if not isinstance(methods, dict):
+            raise ProtocolError("bad_request", "outcomes are {connector: {method: [outcome]}}",
+                                ("args", "outcomes", cid))
+        for method, rows in methods.items():
+            where: tuple[str | int, ...] = ("args", "outcomes", cid, method)
+            if not isinstance(rows, list):
+                raise ProtocolError("bad_request", "a method's outcomes are a list", where)
+            try:
+                found[(cid, method)] = [parse_outcome(row, (*where, i))
+                                        for i, row in enumerate(rows)]
+            except OutcomeError as exc:
+                raise ProtocolError("bad_request", exc.message, exc.path) from None
+    return found
+
+
+def _environment(raw: Mapping[str, Any]) -> Environment:
+    for key in ("region", "channel"):
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise ProtocolError("bad_request", f"`{key}` must be a string",
+                                ("args", "environment", key))
+    vm = raw.get("vm", "standard")
+    if vm not in ("standard", "confidential"):
+        raise ProtocolError("bad_request", "`vm` is standard or confidential",
+                            ("args", "environment", "vm"))
+    return Environment(raw.get("region"), vm, raw.get("channel"))
+
+
+def op_conn_catalog(session: Session, args: Mapping[str, Any]) -> Any:
+    return _runtime(session).catalog()
+
+
+def op_conn_verify(session: Session, args: Mapping[str, Any]) -> Any:
+    """The provider's status query for a request whose outcome is uncertain (CONN-13)."""
+    return _runtime(session).verify(str(args.get("request_id"))).to_json()
 
 
 def op_conn_call(session: Session, args: Mapping[str, Any]) -> Any:
     params = args.get("params", {})
     if not isinstance(params, dict):
         raise ProtocolError("bad_request", "`params` must be an object", ("args", "params"))
+    background = args.get("background", False)
+    if not isinstance(background, bool):
+        raise ProtocolError("bad_request", "`background` must be true or false",
+                            ("args", "background"))
     return _runtime(session).call(str(args.get("connector")), str(args.get("command")),
-                                  params).to_json()
+                                  params, background).to_json()
+
+
+def op_conn_sync_run(session: Session, args: Mapping[str, Any]) -> Any:
+    return _runtime(session).sync(str(args.get("connector"))).to_json()
 
 
 def op_conn_card_settle(session: Session, args: Mapping[str, Any]) -> Any:
+    """Alias of ``card.decide`` for a connector card: ``allow_once`` approves, ``deny``
+    denies, on the same board and with the same settled-once rule."""
     choice = args.get("choice")
     if choice not in ("allow_once", "deny"):
         raise ProtocolError("bad_request", "`choice` is allow_once or deny", ("args", "choice"))
-    result = _runtime(session).settle(str(args.get("card_id")), str(choice))
-    if result is None:
+    runtime = _runtime(session)
+    card_id = str(args.get("card_id"))
+    if card_id not in runtime.cards:
         raise ProtocolError("no_such_card", "no pending connector card with that id",
                             ("args", "card_id"))
+    try:
+        _, result = decide_card(chain_of(session.state), card_id, choice == "allow_once")
+    except CardError as exc:
+        raise ProtocolError(exc.code, exc.message, ("args", "card_id")) from None
+    if choice != "allow_once":
+        runtime.declined(card_id)
     return result.to_json()
 
 
@@ -169,6 +267,10 @@ def op_conn_disconnect(session: Session, args: Mapping[str, Any]) -> Any:
     return _runtime(session).disconnect_link(str(args.get("connector"))).to_json()
 
 
+def op_conn_registry(session: Session, args: Mapping[str, Any]) -> Any:
+    return _runtime(session).registry()
+
+
 def op_conn_journal(session: Session, args: Mapping[str, Any]) -> Any:
     return {"requests": list(_runtime(session).journal)}
 
@@ -177,6 +279,10 @@ OPS: dict[str, Handler] = {
     "conn.account.set": op_conn_account_set,
     "conn.disconnect": op_conn_disconnect,
     "conn.journal": op_conn_journal,
+    "conn.verify": op_conn_verify,
+    "conn.registry": op_conn_registry,
+    "conn.catalog": op_conn_catalog,
+    "conn.sync.run": op_conn_sync_run,
     "conn.custom.register": op_conn_custom_register,
     "conn.custom.call": op_conn_custom_call,
     "conn.setup": op_conn_setup,

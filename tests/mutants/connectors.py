@@ -61,12 +61,11 @@ def _hardcoded_card() -> None:
 
 
 def _runs_on_deny() -> None:
-    """The carded call runs whatever the user clicks."""
-    from capconf.simulator.connectors.runtime import ConnectorRuntime
+    """The carded call runs whatever the user clicks (the board is told "approve")."""
+    from capconf.simulator.connectors import ops
 
-    real = _original(ConnectorRuntime, "settle")
-    _patch(ConnectorRuntime, "settle",
-           lambda self, card_id, choice: real(self, card_id, "allow_once"))
+    real = _original(ops, "decide_card")
+    _patch(ops, "decide_card", lambda chain, card_id, approve: real(chain, card_id, True))
 
 
 def _request_count() -> None:
@@ -359,3 +358,379 @@ MUTANTS = (*MUTANTS,
                   ("CONN-14",), _swap_for_any_host),
            Mutant("conn-secret-in-result", "the real credential is echoed to the model",
                   ("CONN-14",), _secret_in_result))
+
+
+# -- CONN-13: failure discipline --------------------------------------------------------
+
+def _invented_cause() -> None:
+    """A provider failure is reported as a temporary outage with a retry time of the
+    runtime's own, whatever the provider said."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+    from capconf.simulator.core.envelope import failure
+
+    real = _original(ConnectorRuntime, "_provider_failure")
+
+    def buggy(self: Any, connector: Any, group: Any, method: str, params: Any,
+              outcome: Any) -> Any:
+        result = real(self, connector, group, method, params, outcome)
+        if result.error is not None and result.error.code == "provider_error":
+            return failure("provider_error", "the service is temporarily unavailable",
+                           {"connector": connector.id, "method": method,
+                            "reason": {"code": "temporarily_unavailable",
+                                       "message": "try again later"}},
+                           retry_after_ms=30_000)
+        return result
+
+    _patch(ConnectorRuntime, "_provider_failure", buggy)
+
+
+def _retries_timed_out_send() -> None:
+    """A send that timed out is sent once more at once, "to be sure"."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "_run")
+
+    def buggy(self: Any, connector: Any, group: Any, method: str, params: Any) -> Any:
+        result = real(self, connector, group, method, params)
+        if result.error is not None and result.error.code == "outcome_uncertain":
+            self.uncertain.pop(result.error.detail["request_id"])
+            return real(self, connector, group, method, params)
+        return result
+
+    _patch(ConnectorRuntime, "_run", buggy)
+
+
+def _resends_unverified() -> None:
+    """The agent's second call of a timed-out send goes out: nothing remembers that the
+    first one's outcome is unknown."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    _patch(ConnectorRuntime, "_unverified", lambda self, connector_id, method, params: None)
+
+
+def _verify_constant() -> None:
+    """The status query answers "not applied" whatever happened at the provider."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "verify")
+
+    def buggy(self: Any, request_id: str) -> Any:
+        result = real(self, request_id)
+        if result.ok:
+            result.content["applied"] = False
+        return result
+
+    _patch(ConnectorRuntime, "verify", buggy)
+
+
+def _edit_in_place() -> None:
+    """An amended call updates the pending card of the same method instead of raising a
+    new one, so the user's click approves content they never saw."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "_card")
+
+    def buggy(self: Any, connector: Any, group: Any, policy: Any, params: Any,
+              reason: str) -> Any:
+        result = real(self, connector, group, policy, params, reason)
+        card = result.error.detail["card"]
+        for card_id, pending in list(self.cards.items()):
+            if (card_id != card["id"] and pending.connector == connector.id
+                    and pending.method == policy.name):
+                del self.cards[card["id"]]
+                self.cards[card_id] = replace(pending, params=dict(params))
+                card["id"] = card_id
+                break
+        return result
+
+    _patch(ConnectorRuntime, "_card", buggy)
+
+
+def _approval_per_method() -> None:
+    """An allow_once is remembered for the method: later calls of it, whatever their
+    content, run without a card."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real_settle = _original(ConnectorRuntime, "settle")
+    real_card = _original(ConnectorRuntime, "_card")
+
+    def settle(self: Any, card_id: str, choice: str) -> Any:
+        pending = self.cards.get(card_id)
+        if pending is not None and choice == "allow_once":
+            self.__dict__.setdefault("_approved", set()).add((pending.connector,
+                                                              pending.method))
+        return real_settle(self, card_id, choice)
+
+    def card(self: Any, connector: Any, group: Any, policy: Any, params: Any,
+             reason: str) -> Any:
+        if (connector.id, policy.name) in self.__dict__.get("_approved", set()):
+            return self._run(connector, group, policy.name, params)
+        return real_card(self, connector, group, policy, params, reason)
+
+    _patch(ConnectorRuntime, "settle", settle)
+    _patch(ConnectorRuntime, "_card", card)
+
+
+MUTANTS = (*MUTANTS,
+           Mutant("conn-invented-cause", "a provider failure is reported as a temporary "
+                  "outage with a retry time", ("CONN-13",), _invented_cause),
+           Mutant("conn-retries-timed-out-send", "a timed-out send is sent again at once",
+                  ("CONN-13",), _retries_timed_out_send),
+           Mutant("conn-resends-unverified", "a timed-out send is re-sent before its "
+                  "outcome is checked", ("CONN-13",), _resends_unverified),
+           Mutant("conn-verify-constant", "the status query answers a constant",
+                  ("CONN-13",), _verify_constant),
+           Mutant("conn-edit-in-place", "an amended call updates the pending card",
+                  ("CONN-13",), _edit_in_place),
+           Mutant("conn-approval-per-method", "an approval is remembered for the method",
+                  ("CONN-13",), _approval_per_method))
+
+
+# -- CONN-12: registry and always-on connectors ---------------------------------------
+
+def _asks_every_call() -> None:
+    """The always-on connector's Ask is asked at every call, not once per task."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "call")
+
+    def buggy(self: Any, connector_id: str, command: str, params: Any) -> Any:
+        self.task_answers.pop(connector_id, None)
+        return real(self, connector_id, command, params)
+
+    _patch(ConnectorRuntime, "call", buggy)
+
+
+def _task_answer_survives() -> None:
+    """The once-per-task answer is kept for the session: a new task does not ask."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "start_task")
+
+    def buggy(self: Any) -> None:
+        kept = dict(self.task_answers)
+        real(self)
+        self.task_answers.update(kept)
+
+    _patch(ConnectorRuntime, "start_task", buggy)
+
+
+def _always_on_status_checked() -> None:
+    """Every connector is treated as an OAuth one: the always-on catalog is 'not
+    connected'."""
+    from capconf.simulator.connectors import ops
+
+    real = _original(ops, "parse_connector")
+    _patch(ops, "parse_connector", lambda files: replace(real(files), connection="oauth"))
+
+
+def _registry_snapshot() -> None:
+    """The registry is taken once, at setup, and never read again."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "registry")
+
+    def buggy(self: Any) -> Any:
+        if "_registry" not in self.__dict__:
+            self.__dict__["_registry"] = real(self)
+        return self.__dict__["_registry"]
+
+    _patch(ConnectorRuntime, "registry", buggy)
+
+
+MUTANTS = (*MUTANTS,
+           Mutant("conn-asks-every-call", "the always-on connector asks at every call",
+                  ("CONN-12",), _asks_every_call),
+           Mutant("conn-task-answer-survives", "the once-per-task approval carries over to "
+                  "the next task", ("CONN-12",), _task_answer_survives),
+           Mutant("conn-always-on-status-checked", "an always-on connector needs a login",
+                  ("CONN-12",), _always_on_status_checked),
+           Mutant("conn-registry-snapshot", "the registry is a snapshot from setup",
+                  ("CONN-12",), _registry_snapshot))
+
+
+# -- CONN-09: gates -------------------------------------------------------------------
+
+def _region_listed() -> None:
+    """The catalog and the settings page ignore the region gate."""
+    from capconf.simulator.connectors import runtime
+    from capconf.simulator.connectors.gates import GATES
+
+    real = _original(runtime, "closed_gate")
+
+    def buggy(connector: Any, env: Any) -> Any:
+        gate = real(connector, env)
+        return None if gate is GATES[0] else gate
+
+    real_catalog = _original(runtime.ConnectorRuntime, "catalog")
+
+    def catalog(self: Any) -> Any:
+        _patch(runtime, "closed_gate", buggy)
+        try:
+            return real_catalog(self)
+        finally:
+            _patch(runtime, "closed_gate", real)
+
+    _patch(runtime.ConnectorRuntime, "catalog", catalog)
+
+
+def _region_not_connected() -> None:
+    """A region-closed connector is treated as merely not connected (with its link)."""
+    from capconf.simulator.connectors.gates import GATES
+
+    object.__setattr__(GATES[0], "is_open", lambda connector, env: True)
+
+
+def _vm_ignored() -> None:
+    """availability.confidential_vm is read and never checked."""
+    from capconf.simulator.connectors.gates import GATES
+
+    object.__setattr__(GATES[1], "is_open", lambda connector, env: True)
+
+
+def _channel_ignored() -> None:
+    """availability.channels is read and never checked."""
+    from capconf.simulator.connectors.gates import GATES
+
+    object.__setattr__(GATES[2], "is_open", lambda connector, env: True)
+
+
+def _one_gate_reason() -> None:
+    """Every closed gate answers the same generic code."""
+    from capconf.simulator.connectors.gates import GATES
+
+    for gate in GATES:
+        object.__setattr__(gate, "code", "connector_unavailable")
+
+
+def _gate_retry_later() -> None:
+    """A closed gate is answered as a temporary condition: retry in a minute."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+    from capconf.simulator.core.envelope import ToolResult
+
+    real = _original(ConnectorRuntime, "_gated")
+
+    def buggy(self: Any, connector: Any) -> Any:
+        result = real(self, connector)
+        if result is None:
+            return None
+        return ToolResult(False, None, replace(result.error, terminal_for_attempt=False,
+                                               retry_after_ms=60_000))
+
+    _patch(ConnectorRuntime, "_gated", buggy)
+
+
+MUTANTS = (*MUTANTS,
+           Mutant("conn-region-listed", "a region-closed connector is still listed",
+                  ("CONN-09",), _region_listed),
+           Mutant("conn-region-not-connected", "a region-closed connector is offered a "
+                  "connect link", ("CONN-09",), _region_not_connected),
+           Mutant("conn-vm-ignored", "the confidential-VM gate is not checked", ("CONN-09",),
+                  _vm_ignored),
+           Mutant("conn-channel-ignored", "the channel gate is not checked", ("CONN-09",),
+                  _channel_ignored),
+           Mutant("conn-one-gate-reason", "every closed gate gives the same reason",
+                  ("CONN-09",), _one_gate_reason),
+           Mutant("conn-gate-retry-later", "a closed gate invites a retry", ("CONN-09",),
+                  _gate_retry_later))
+
+
+# -- CONN-08: read-only sync ----------------------------------------------------------
+
+def _sync_runs_listed_writes() -> None:
+    """Sync trusts connector.yaml: every method under read_methods runs, writes too."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "sync")
+
+    def buggy(self: Any, connector_id: str) -> Any:
+        connector = self.connectors.get(connector_id)
+        if connector is None or connector.manifest is None:
+            return real(self, connector_id)
+        groups = tuple(replace(g, effect="read") for g in connector.manifest.groups)
+        self.connectors[connector_id] = replace(
+            connector, manifest=replace(connector.manifest, groups=groups))
+        try:
+            return real(self, connector_id)
+        finally:
+            self.connectors[connector_id] = connector
+
+    _patch(ConnectorRuntime, "sync", buggy)
+
+
+def _sync_reads_everything() -> None:
+    """Sync reads every read method of the manifest, not only the allow-list."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "sync")
+
+    def buggy(self: Any, connector_id: str) -> Any:
+        connector = self.connectors.get(connector_id)
+        if connector is None or connector.manifest is None:
+            return real(self, connector_id)
+        reads = tuple(m.name for g in connector.manifest.groups if g.effect == "read"
+                      for m in g.methods)
+        self.connectors[connector_id] = replace(connector, read_methods=reads)
+        try:
+            return real(self, connector_id)
+        finally:
+            self.connectors[connector_id] = connector
+
+    _patch(ConnectorRuntime, "sync", buggy)
+
+
+def _sync_authorises_background() -> None:
+    """A connector that syncs is taken as allowed for background work."""
+    from capconf.simulator.connectors.runtime import ConnectorRuntime
+
+    real = _original(ConnectorRuntime, "sync")
+
+    def buggy(self: Any, connector_id: str) -> Any:
+        result = real(self, connector_id)
+        if result.ok:
+            self.background = self.background | {connector_id}
+        return result
+
+    _patch(ConnectorRuntime, "sync", buggy)
+
+
+MUTANTS = (*MUTANTS,
+           Mutant("conn-sync-runs-listed-writes", "sync runs writes listed in read_methods",
+                  ("CONN-08",), _sync_runs_listed_writes),
+           Mutant("conn-sync-reads-everything", "sync reads beyond the read_methods "
+                  "allow-list", ("CONN-08",), _sync_reads_everything),
+           Mutant("conn-sync-authorises-background", "sync authorises background use",
+                  ("CONN-08",), _sync_authorises_background))
+
+
+# -- APPR-02 / CONN-03: one card kind ---------------------------------------------------
+
+def _side_channel_cards() -> None:
+    """Connector cards are a second kind: kept on the connector's own list, invisible to
+    the parent's board and to `card.decide`, settled only through `conn.card.settle`."""
+    from capconf.simulator.connectors import ops
+    from capconf.simulator.core.envelope import failure
+
+    held: dict[str, Any] = {}
+    real_decide = _original(ops, "decide_card")
+
+    def raise_card(self: Any, tool: str, args: Any, reason: str, run: Any) -> Any:
+        card_id = f"conn-side-{len(held) + 1}"
+        held[card_id] = run
+        return {"id": card_id, "tool": tool, "action": "connector", "summary": "",
+                "reason": reason, "state": "pending"}
+
+    def decide_card(chain: Any, card_id: str, approve: bool) -> Any:
+        if card_id not in held:
+            return real_decide(chain, card_id, approve)
+        run = held.pop(card_id)
+        return None, run() if approve else failure("approval_denied", "declined", {})
+
+    _patch(ops.SessionBoard, "raise_card", raise_card)
+    _patch(ops.SessionBoard, "state", lambda self, card_id: None)
+    _patch(ops, "decide_card", decide_card)
+
+
+MUTANTS = (*MUTANTS,
+           Mutant("conn-side-channel-cards", "connector cards are a second kind, off the "
+                  "parent's board", ("CONN-03",), _side_channel_cards))
