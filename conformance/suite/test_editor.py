@@ -350,3 +350,126 @@ def test_the_removal_edit_removes_exactly_that_name(impl: Harness) -> None:
         kept_outside(UNKNOWN, result["document"],
                      "tools:" if key == "tools" else "servers:",
                      "tools:" if key == "tools" else "servers:")
+
+
+# -- Cases the outside tester's broken runtimes slipped past (issue 10, eyes round 2) ------
+
+MD_TRAILING = ("---\n# Reviewer \t\nname: reviewer\ndescription: Reviews.   # note  \n"
+               "tools: Read, Grep\nmemory: private\n---\n\n"
+               "First line with a Markdown hard break  \nnext line.\t\n\n")
+
+
+@pytest.mark.case("edit.form.trailing-whitespace-kept")
+@pytest.mark.req("EDIT-02")
+def test_trailing_whitespace_outside_the_field_is_kept(impl: Harness) -> None:
+    """Bug: the document is normalised on the way out (trailing blanks stripped), which
+    deletes a Markdown hard line break the user wrote in the body."""
+    result = edit(impl, MD_TRAILING, {"field": "tools", "value": ["Read"]}, "a.md")
+    assert result["applied"] is True, result["refusal"]
+    kept_outside(MD_TRAILING, result["document"], "tools:", "tools:")
+
+
+HARD_TO_SPLICE = [
+    ("comment-in-flow-list",
+     "# top comment\nname: x   # the name\ndescription: d\ntools: [read,   # main one\n"
+     "  grep]\nx-team: {owner: ops}\nprompt: p\n", ["# top comment", "# the name",
+                                                 "x-team: {owner: ops}"]),
+    ("flow-mapping-document",
+     "{name: x, description: d, tools: [read], x-team: {owner: ops}, prompt: p}\n",
+     ["{name: x, description: d, tools: ", "x-team: {owner: ops}, prompt: p}"]),
+]
+
+
+@pytest.mark.parametrize(("source", "kept"), [
+    pytest.param(source, kept, id=name, marks=pytest.mark.case(f"edit.refuse.hard.{name}"))
+    for name, source, kept in HARD_TO_SPLICE])
+@pytest.mark.req("EDIT-03", "EDIT-02")
+def test_a_hard_edit_is_spliced_exactly_or_refused_never_rewritten(
+        impl: Harness, source: str, kept: list[str]) -> None:
+    """Bug: when the splice is unsafe the back-end falls back to dumping the parsed
+    document, losing comments, quoting and foreign keys' layout. Either outcome is
+    conforming: a splice that changes only the field, or `unsafe_splice` with no
+    document."""
+    result = edit(impl, source, {"field": "tools", "value": ["read", "bash"]}, "a.yaml")
+    if result["applied"] is not True:
+        assert result["document"] is None, "a refusal carries no document"
+        assert result["refusal"]["code"] == "unsafe_splice", result["refusal"]
+        return
+    after = result["document"]
+    missing = [text for text in kept if text not in after]
+    assert not missing, f"EDIT-02: a spliced edit lost text outside the field: {missing}"
+    want = definition(impl, source, "a.yaml")
+    want["tools"] = ["read", "bash"]
+    assert definition(impl, after, "a.yaml") == want
+
+
+RAW_INDEX = """---
+name: helper
+description: Helps.
+tools:
+  - read
+  - ""
+  - ~
+  - webfech
+  - mcp__notion__search
+  - memory_rite
+  - memory_wread
+---
+Help.
+"""
+
+
+def _chips(impl: Harness, source: str) -> list[dict[str, Any]]:
+    impl.setup(**WORLD)
+    out: list[dict[str, Any]] = impl.driver.request(
+        "editor.unknown_names", {"source": source, "filename": "a.md"})["unknown"]
+    return out
+
+
+@pytest.mark.case("edit.unknown.removal-raw-index")
+@pytest.mark.req("EDIT-04", "EDIT-02", "MCP-05")
+def test_removal_counts_every_entry_as_written(impl: Harness) -> None:
+    """Bugs: the index counts only valid entries (so the removal edit deletes the wrong
+    line when empty or null entries come first), or an MCP-style name, which resolution
+    reports, is missing from the chips."""
+    chips = {c["name"]: c for c in _chips(impl, RAW_INDEX)}
+    assert set(chips) == {"webfech", "mcp__notion__search", "memory_rite", "memory_wread"}
+    assert chips["mcp__notion__search"]["code"] == "TOOL-MCP-STYLE"
+    lines = RAW_INDEX.splitlines(keepends=True)
+    for name, chip in chips.items():
+        assert chip["index"] == chip["path"][-1] == next(
+            i for i, ln in enumerate(lines[4:11]) if name in ln), chip
+        result = edit(impl, RAW_INDEX, chip["removal"], "a.md")
+        assert result["applied"] is True, result["refusal"]
+        after = result["document"]
+        assert name not in after, f"the removal of {name!r} left it in place"
+        others = [ln for ln in lines if name not in ln]
+        kept = iter(after.splitlines(keepends=True))
+        assert all(any(ln == got for got in kept) for ln in others), (
+            f"removing {name!r} changed other lines", after)
+
+
+def _osa(a: str, b: str) -> int:
+    """Optimal string alignment distance (SPEC EDIT-04), ASCII case folded."""
+    a, b = a.lower(), b.lower()
+    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1,
+                          d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[-1][-1]
+
+
+@pytest.mark.case("edit.unknown.nearest-first")
+@pytest.mark.req("EDIT-04")
+def test_suggestions_are_ordered_nearest_first(impl: Harness) -> None:
+    """Bug: suggestions in name order (either way), so `memory_rite` offers
+    `memory_read` first or `memory_wread` offers `memory_write` first."""
+    chips = {c["name"]: c for c in _chips(impl, RAW_INDEX)}
+    assert chips["memory_rite"]["nearest"][:1] == ["memory_write"], chips["memory_rite"]
+    assert chips["memory_wread"]["nearest"][:1] == ["memory_read"], chips["memory_wread"]
+    for chip in chips.values():
+        distances = [_osa(chip["name"], c) for c in chip["nearest"]]
+        assert distances == sorted(distances), (chip["name"], chip["nearest"])
