@@ -318,3 +318,95 @@ def test_an_option_card_returns_a_token_and_a_choice_is_the_text_verbatim(
     assert first["message"]["text"] == options[0], "a token answered another card"
     driver.request_error("call.choose", {"context": ctx, "embed_token": token + "x",
                                          "option": 0})
+
+
+# -- Cases the outside tester's broken runtimes slipped past (issue 10, eyes round 2) ------
+
+@pytest.mark.case("ns.load.atomic-on-any-channel")
+@pytest.mark.req("NS-02")
+def test_a_load_naming_an_unknown_namespace_loads_nothing(impl: Harness) -> None:
+    """Bug: the load refuses the unknown name but loads the visible ones anyway, so the
+    model sees an error while the surface has changed under it."""
+    driver, ctx = _open(impl)
+    before = json.dumps(_surface(driver, ctx), sort_keys=True)
+    refused = _load(driver, ctx, "cal", "nosuch", "todo")
+    assert (refused["ok"], refused["error_code"]) == (False, "unknown_namespace"), refused
+    assert refused["terminal_for_attempt"] is True
+    assert json.dumps(_surface(driver, ctx), sort_keys=True) == before
+    early = _call(driver, ctx, "cal.list_events", start="x")["result"]
+    assert early["error_code"] == "namespace_not_loaded", early
+
+
+@pytest.mark.case("ns.unloaded.retryable-and-named")
+@pytest.mark.req("NS-04")
+def test_not_loaded_is_retryable_and_names_what_to_load(impl: Harness) -> None:
+    """Bugs: `namespace_not_loaded` marked terminal (the model gives up instead of
+    loading), or its detail does not say which namespace to load and with what."""
+    driver, ctx = _open(impl)
+    for function, args, namespace in (("cal.list_events", {"start": "x"}, "cal"),
+                                      ("todo.add", {"title": "x"}, "todo")):
+        early = _call(driver, ctx, function, **args)["result"]
+        assert early["terminal_for_attempt"] is False, early
+        detail = json.dumps(early["error_detail"])
+        assert namespace in detail and "load_tool_namespace" in detail, early["error_detail"]
+
+
+@pytest.mark.case("ns.catalog.dunder-refused")
+@pytest.mark.req("NS-01")
+def test_a_catalogue_name_with_a_double_underscore_is_refused(impl: Harness) -> None:
+    """Bug: `muse.echo__x` accepted, so a namespace function could be read as an MCP
+    `server__tool` name and one name would mean two things."""
+    for where in ("namespace", "function"):
+        catalog = json.loads(json.dumps(CATALOG))
+        cal = next(n for n in catalog["namespaces"] if n["name"] == "cal")
+        if where == "namespace":
+            cal["name"] = "cal__x"
+        else:
+            cal["functions"][0]["name"] = "list__events"
+        error = impl.driver.request_error("ns.setup", {"catalog": catalog})
+        assert error["code"] == "catalog_invalid", (where, error)
+
+
+@pytest.mark.case("ns.args.unknown-key-refused")
+@pytest.mark.req("NS-02", "CALL-03")
+def test_an_unknown_argument_is_refused_when_the_schema_closes_the_object(
+        impl: Harness) -> None:
+    """Bug: arguments checked for required keys only, so a misspelt optional argument
+    (`ned` for `end`) is silently dropped and the call does something else."""
+    driver, ctx = _open(impl)
+    _load(driver, ctx, "cal")
+    wrong = _call(driver, ctx, "cal.list_events", start="x", ned="y")["result"]
+    assert (wrong["ok"], wrong.get("error_code")) == (False, "invalid_arguments"), wrong
+    assert _call(driver, ctx, "cal.list_events", start="x", end="y")["result"]["ok"] is True
+
+
+@pytest.mark.case("call.stamp.unique-across-contexts")
+@pytest.mark.req("CALL-01")
+def test_request_ids_are_unique_across_the_contexts_of_a_session(impl: Harness) -> None:
+    """Bug: request ids drawn from a counter per context, so two contexts both have a
+    `req-2` and a trace or log read across them mixes two calls."""
+    driver, first = _open(impl)
+    second = driver.request("ns.open", {"channel": "side"})["context"]
+    seen: list[str] = []
+    for ctx in (first, second, first, second):
+        stamp = _call(driver, ctx, "muse.echo", text="x")["stamp"]
+        seen += [stamp["request_id"], stamp["parent_request_id"]]
+    requests = seen[0::2]
+    assert len(set(requests)) == len(requests), seen
+
+
+@pytest.mark.case("call.delivery.outcome-passed-on")
+@pytest.mark.req("CALL-02")
+def test_a_handoff_result_carries_its_real_outcome(impl: Harness) -> None:
+    """Bug: every hand-off result injected as `completed`, so a failed or cancelled job
+    reads as success."""
+    driver, ctx = _open(impl)
+    _load(driver, ctx, "jobs")
+    for outcome in ("failed", "cancelled", "completed"):
+        started = _call(driver, ctx, "jobs.run", job=outcome)["result"]["content"]["handoff"]
+        driver.request("call.finish", {"context": ctx, "handoff": started["id"],
+                                       "outcome": outcome, "content": outcome})
+    got = [(e["outcome"], e["content"]) for e in driver.request(
+        "call.transcript", {"context": ctx})["events"] if e["kind"] == "handoff_result"]
+    assert got == [("failed", "failed"), ("cancelled", "cancelled"),
+                   ("completed", "completed")], got
