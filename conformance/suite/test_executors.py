@@ -100,13 +100,17 @@ def test_every_executor_speaks_one_cli_contract(impl: Harness) -> None:
     long = run(driver, "main", "gws_cli", "users.messages.list", "--params",
                '{"q": "is:unread"}')
     assert short == long and short["ok"] is True
-    for argv in (["users.messages.delete"], ["+nope"], ["schema", "users.nope"],
-                 ["users.messages.get", "--params", "{not json"],
-                 ["users.messages.get", "--params", "{}"],
-                 ["users.messages.get", "--params", "[1]"]):
+    # an unknown command and a bad argument are different fixes: each has its own code
+    for argv, code in ((["users.messages.delete"], "unknown_command"),
+                       (["+nope"], "unknown_command"),
+                       (["schema", "users.nope"], "unknown_command"),
+                       (["users.messages.get", "--params", "{not json"], "invalid_arguments"),
+                       (["users.messages.get", "--params", "{}"], "invalid_arguments"),
+                       (["users.messages.get", "--params", "[1]"], "invalid_arguments")):
         bad = run(driver, "main", "gws_cli", *argv)
         assert bad["ok"] is False and set(bad) >= ENVELOPE, argv
-        assert isinstance(bad["error_detail"], dict) and bad["error_code"].strip()
+        assert isinstance(bad["error_detail"], dict), argv
+        assert bad["error_code"] == code, (argv, bad["error_code"], code)
     places = run(driver, "main", "places", "--help")
     assert places["ok"] is True and "search" in json.dumps(places["content"])
 
@@ -124,7 +128,8 @@ def test_a_direct_dial_meets_the_workers_own_access_control(impl: Harness) -> No
     assert dial(driver, "nobody", "shopify-worker")["ok"] is True   # the ACL decides
     # wall 2 alone: a misconfigured ACL admits the cell, the channel still hides shopify
     driver.request("exec.setup", host(cell_admitted=True))
-    assert run(driver, "side", "shopify", "products.list")["ok"] is False
+    hidden = run(driver, "side", "shopify", "products.list")
+    assert (hidden["ok"], hidden.get("error_code")) == (False, "not_revealed"), hidden
     # wall 1 alone: revealed and connected, but the worker does not admit the broker
     driver.request("exec.setup", host(broker_admitted=False))
     walled = run(driver, "main", "gws_cli", "users.messages.list")
