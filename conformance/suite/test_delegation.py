@@ -472,3 +472,99 @@ def test_child_scope_is_its_own_and_only_the_main_mount_is_shared(impl: Harness)
     assert (impl.workspace / noter_dir / "NOTE.md").is_file()
     assert (impl.workspace / "mem/main/SHARED.md").is_file()
     assert not (impl.workspace / noter_dir / "SHARED.md").exists()
+
+
+# -- Cases the outside tester's broken runtimes slipped past (issue 10, eyes round 2) ------
+
+@pytest.mark.case("deleg.task.background-is-data")
+@pytest.mark.req("DELEG-01", "DELEG-03")
+def test_the_background_argument_is_honoured_and_recorded(impl: Harness) -> None:
+    """Bug: `background` dropped on the way to the capability, so every child runs in the
+    foreground and the tree (and the log) say so."""
+    world(impl)
+    parent = root(impl)
+    for background in (True, False):
+        handoff = task(impl, parent, background=background)
+        assert handoff["ok"] is True, handoff
+        assert handoff["content"]["background"] is background, handoff["content"]
+        assert node(impl, handoff["content"]["task_id"])["background"] is background
+
+
+@pytest.mark.parametrize("argument", [
+    pytest.param(arg, id=name, marks=pytest.mark.case(f"appr.deleg.spawn-arg-alone.{name}"))
+    for name, arg in (("tools", {"tools": ["write", "bash"]}), ("mode", {"mode": "full-access"}),
+                      ("tier", {"tier": "full-access"}),
+                      ("ask-policy", {"ask_policy": "ask-parent"}))])
+@pytest.mark.req("APPR-06", "DELEG-02")
+def test_one_widening_argument_alone_is_refused_or_ignored(impl: Harness, tmp_path: Path,
+                                                           argument: dict[str, Any]) -> None:
+    """Bug: the runtime refuses a call full of suspicious arguments but honours one alone
+    (`tools: [write, bash]` on a reader), so the child can run what its type never had."""
+    world(impl)
+    parent = root(impl)
+    want = sorted(t["name"] for t in impl.mounted(READER)["tools"])
+    result = task(impl, parent, "reader", **argument)
+    if result["ok"] is False:
+        assert not impl.driver.request("delegation.tree")["nodes"]
+        return
+    kid = result["content"]["task_id"]
+    assert sorted(node(impl, kid)["tools"]) == want
+    assert node(impl, kid)["permissions"]["tier"] == "auto-within-workspace"
+    assert node(impl, kid)["permissions"]["ask_policy"] == "never-ask"
+    for tool, args in (("write", {"path": "w.txt", "content": "x"}), ("bash", {"command": "id"})):
+        ran = call(impl, kid, tool, **args)
+        assert ran["ok"] is False, (tool, ran)
+    assert not (impl.workspace / "w.txt").exists()
+    _refused(call(impl, kid, "read", path=f"{tmp_path}/s.txt"), "APPROVAL-DENIED")
+
+
+@pytest.mark.case("deleg.cancel.children-first")
+@pytest.mark.req("DELEG-06", "APPR-08")
+def test_a_cascade_stops_children_before_parents(impl: Harness) -> None:
+    """Bug: the cascade stops the named agent first and its children after, so for a
+    moment a running child reports to a stopped parent (and the log says so)."""
+    world(impl)
+    parent = root(impl)
+    kid = child(impl, parent, background=True)
+    grandchild = child(impl, kid)
+    great = child(impl, grandchild)
+    stopped = call(impl, parent, "TaskStop", task_id=kid)
+    assert stopped["ok"] is True, stopped
+    assert stopped["content"]["stopped"] == [great, grandchild, kid], stopped["content"]
+    events = impl.driver.request("delegation.log", {})["events"]
+    order = [e["agent"] for e in events if e["event"] == "stopped"]
+    assert order == [great, grandchild, kid], order
+
+
+@pytest.mark.case("appr.deleg.log-records-refusals")
+@pytest.mark.req("APPR-08", "DELEG-04")
+def test_a_refused_delegation_is_in_the_log(impl: Harness) -> None:
+    """Bug: only successful delegations are logged, so a tree rebuilt from the log cannot
+    show why a branch stopped growing."""
+    world(impl, max_depth=1, max_fanout=1)
+    parent = root(impl)
+    kid = child(impl, parent)
+    _refused(task(impl, kid), "DELEGATION-DEPTH")
+    _refused(task(impl, parent), "DELEGATION-FANOUT")
+    refused = [e for e in impl.driver.request("delegation.log", {})["events"]
+               if e["event"] == "refused"]
+    assert [e["agent"] for e in refused] == [kid, parent], refused
+
+
+@pytest.mark.case("appr.deleg.log-text-canonical")
+@pytest.mark.req("APPR-08")
+def test_the_log_text_is_one_canonical_json_object_per_event(impl: Harness) -> None:
+    """Bug: the text form pretty-printed or with keys in insertion order, so the same tree
+    written by two runs (or two runtimes) differs in bytes."""
+    world(impl)
+    parent = root(impl)
+    kid = child(impl, parent)
+    complete(impl, kid, report={"z": 1, "a": "é"})
+    log = impl.driver.request("delegation.log", {})
+    lines = log["text"].split("\n")
+    assert lines[-1] == "" and len(lines) - 1 == len(log["events"]), log["text"][-200:]
+    for line, event in zip(lines, log["events"], strict=False):
+        assert json.loads(line) == event
+        assert line == json.dumps(event, sort_keys=True, separators=(",", ":"),
+                                  ensure_ascii=False), line
+    assert [e["seq"] for e in log["events"]] == list(range(1, len(log["events"]) + 1))

@@ -348,3 +348,36 @@ def test_rounds_end_on_self_reported_done_or_blocked_or_the_cap(impl: Harness) -
         "agent": parent, "goal": "g", "agent_type": "worker", "max_rounds": 2,
         "responses": [cont], "implementer": "fork"})
     assert error["code"]
+
+
+# -- Cases the outside tester's broken runtimes slipped past (issue 10, eyes round 2) ------
+
+@pytest.mark.case("flow.notice.every-workflow-and-round-child")
+@pytest.mark.req("APPR-07", "FLOW-01", "FLOW-03")
+def test_workflow_children_and_rounds_carry_the_fixed_notice(impl: Harness) -> None:
+    """Bug: the notice is added by the `Task` tool, not by the capability, so children a
+    workflow or an iteration creates start without it."""
+    parent = _world(impl)
+    result = _run(impl, parent, FAN_OUT)
+    rounds = impl.driver.request("flow.iterate", {
+        "agent": parent, "goal": "tidy", "max_rounds": 2, "agent_type": "worker",
+        "responses": [{"status": "continue", "handoff": "h1"},
+                      {"status": "done", "handoff": "h2"}]})["rounds"]
+    kids = result["children"] + [r["task_id"] for r in rounds]
+    assert len(kids) == 6
+    for kid in kids:
+        notices = [e for e in context(impl, kid) if e["kind"] == "notice"]
+        assert len(notices) == 1 and notices[0]["text"].strip(), (kid, context(impl, kid))
+
+
+@pytest.mark.case("flow.iterate.inheriting-implementer-refused")
+@pytest.mark.req("FLOW-03")
+def test_iteration_refuses_an_implementer_that_inherits_context(impl: Harness) -> None:
+    """Bug: `implementer: fork` quietly replaced by `fresh` (or honoured), so the caller
+    believes rounds see the parent's history, or they really do."""
+    parent = _world(impl)
+    error = impl.driver.request_error("flow.iterate", {
+        "agent": parent, "goal": "tidy", "max_rounds": 1, "agent_type": "worker",
+        "implementer": "fork", "responses": [{"status": "done", "handoff": "h"}]})
+    assert error["code"], error
+    assert _tree(impl) == [], "a refused iteration started a round"
