@@ -31,7 +31,7 @@ def test_calling_a_tool_that_is_not_mounted_is_a_structured_refusal(impl: Harnes
     assert set(result) >= ENVELOPE_KEYS, result
     assert result["ok"] is False and result["error_code"] == "tool_not_mounted"
     assert result["error_message"].strip()
-    assert result["error_detail"]["mounted"] == ["read", "grep"]
+    assert sorted(result["error_detail"]["mounted"]) == ["grep", "read"]  # order is free
     assert result["error_detail"]["tool"] == "WebFetch"
     assert result["terminal_for_attempt"] is True and result["retry_after_ms"] is None
 
