@@ -436,3 +436,49 @@ def test_a_connector_card_is_an_ordinary_card_on_the_parent_board(impl: Harness)
     assert len(driver.request("conn.journal", {})["requests"]) == 1, "a denied card ran"
     states = {c["id"]: c["state"] for c in driver.request("cards.list", {})["cards"]}
     assert states[card["id"]] != states[other["id"]] != "pending"
+
+
+# -- Cases the outside tester's broken runtimes slipped past (issue 10, eyes round 2) ------
+
+@pytest.mark.case("conn.quota.retry-after-is-when-admitted")
+@pytest.mark.req("CONN-04")
+def test_retry_after_is_the_time_until_the_window_admits_the_call(impl: Harness) -> None:
+    """Bugs: `retry_after_ms` in seconds, or always a whole minute. Half the units are
+    spent at 0 s and half at 40 s: a fixed one-minute window and a sliding one both admit
+    the next call at 60 s, so at 40 s the answer is 20,000 ms, at 59.999 s it is 1."""
+    driver = setup(impl)
+    for i in range(150):                                   # 150 x 20 = 3,000 units at 0 s
+        assert call(driver, "users.messages.get", id=f"a{i}")["ok"] is True, i
+    driver.request("conn.clock.advance", {"ms": 40_000})
+    for i in range(150):                                   # 3,000 more at 40 s: 6,000
+        assert call(driver, "users.messages.get", id=f"b{i}")["ok"] is True, i
+    over = call(driver, "users.labels.list")
+    assert (over["ok"], over.get("error_code")) == (False, "connector_rate_limited"), over
+    assert over["retry_after_ms"] == 20_000, over["retry_after_ms"]
+
+
+@pytest.mark.case("conn.card.unattended-denies-at-once")
+@pytest.mark.req("CONN-03", "APPR-01")
+def test_unattended_an_ask_is_a_deny_without_a_card(impl: Harness) -> None:
+    """Bug: the connector path raises a card even when nobody is there to answer it, so
+    an unattended task waits for ever."""
+    driver = setup(impl, attendance="unattended")
+    result = call(driver, "+send", to="a@example.com", body="hi")
+    assert result["ok"] is False and "card" not in result.get("error_detail", {}), result
+    assert result["terminal_for_attempt"] is True, result
+    assert driver.request("conn.journal", {})["requests"] == []
+    assert [c for c in driver.request("cards.list")["cards"] if c["state"] == "pending"] == []
+
+
+@pytest.mark.case("conn.card.sends-exactly-the-card")
+@pytest.mark.req("CONN-03")
+def test_the_provider_receives_exactly_the_arguments_the_card_showed(impl: Harness) -> None:
+    """Bug: the approved call is sent with the runtime's defaults merged in (a `format`,
+    a `cc`), so the user approved something else than what went out."""
+    driver = setup(impl)
+    params = {"to": "b@example.com", "body": "second"}
+    card = call(driver, "+send", **params)["error_detail"]["card"]
+    sent = driver.request("conn.card.settle", {"card_id": card["id"], "choice": "allow_once"})
+    assert sent["ok"] is True, sent
+    journal = driver.request("conn.journal", {})["requests"]
+    assert [(r["method"], r["params"]) for r in journal] == [("users.messages.send", params)]

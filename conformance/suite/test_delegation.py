@@ -537,7 +537,7 @@ def test_a_cascade_stops_children_before_parents(impl: Harness) -> None:
 
 
 @pytest.mark.case("appr.deleg.log-records-refusals")
-@pytest.mark.req("APPR-08", "DELEG-04")
+@pytest.mark.req("APPR-08", "DELEG-03")
 def test_a_refused_delegation_is_in_the_log(impl: Harness) -> None:
     """Bug: only successful delegations are logged, so a tree rebuilt from the log cannot
     show why a branch stopped growing."""
@@ -568,3 +568,18 @@ def test_the_log_text_is_one_canonical_json_object_per_event(impl: Harness) -> N
         assert line == json.dumps(event, sort_keys=True, separators=(",", ":"),
                                   ensure_ascii=False), line
     assert [e["seq"] for e in log["events"]] == list(range(1, len(log["events"]) + 1))
+
+
+@pytest.mark.case("deleg.fanout.per-parent")
+@pytest.mark.req("DELEG-03", "DELEG-02")
+def test_fanout_counts_one_parents_running_children(impl: Harness) -> None:
+    """Bug: fan-out counted over the whole tree (or the session), so a child cannot
+    delegate because its siblings are running."""
+    world(impl, max_fanout=2)
+    parent = root(impl)
+    kids = [child(impl, parent, background=True) for _ in range(2)]
+    for kid in kids:
+        for _ in range(2):
+            assert task(impl, kid, background=True)["ok"] is True
+        _refused(task(impl, kid), "DELEGATION-FANOUT")
+    _refused(task(impl, parent), "DELEGATION-FANOUT")

@@ -410,3 +410,16 @@ def test_a_handoff_result_carries_its_real_outcome(impl: Harness) -> None:
         "call.transcript", {"context": ctx})["events"] if e["kind"] == "handoff_result"]
     assert got == [("failed", "failed"), ("cancelled", "cancelled"),
                    ("completed", "completed")], got
+
+
+@pytest.mark.case("call.stamp.batch-results-in-request-order")
+@pytest.mark.req("CALL-01")
+def test_a_batch_answers_in_request_order(impl: Harness) -> None:
+    """Bug: `call.invoke_many` answers in completion order, so result i is not call i's."""
+    driver, ctx = _open(impl)
+    texts = [f"t{i}" for i in range(6)]
+    batch = driver.request("call.invoke_many", {"context": ctx, "calls": [
+        {"function": "muse.echo", "args": {"text": t}} for t in texts]})["results"]
+    assert len(batch) == len(texts)
+    for text, answer in zip(texts, batch, strict=True):
+        assert text in json.dumps(answer["result"]), (text, answer)
