@@ -33,6 +33,7 @@ BUGS = {
     "log_no_refused_event": "APPR-08",
     "flow_children_skip_notice": "APPR-07",
     "iterate_fork_accepted": "FLOW-03",
+    "flow_events_in_delegation_log": "FLOW-02",
     "ns_not_loaded_terminal": "NS-04",
     "ns_not_loaded_detail_empty": "NS-04",
     "ns_catalog_accepts_dunder": "NS-01",

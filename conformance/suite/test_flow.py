@@ -381,3 +381,17 @@ def test_iteration_refuses_an_implementer_that_inherits_context(impl: Harness) -
         "implementer": "fork", "responses": [{"status": "done", "handoff": "h"}]})
     assert error["code"], error
     assert _tree(impl) == [], "a refused iteration started a round"
+
+
+@pytest.mark.case("flow.events.not-in-the-delegation-log")
+@pytest.mark.req("FLOW-02", "APPR-08")
+def test_workflow_events_stay_out_of_the_delegation_log(impl: Harness) -> None:
+    """Bug: the workflow writes its lifecycle events into the delegation log too, so the
+    log no longer rebuilds the tree from the delegation capability's own decisions."""
+    parent = _world(impl)
+    result = _run(impl, parent, FAN_OUT)
+    assert result["status"] == "completed", result
+    events = impl.driver.request("delegation.log", {})["events"]
+    assert [e for e in events if str(e.get("event", "")).startswith("workflow.")] == []
+    delegated = [e["agent"] for e in events if e["event"] == "delegated"]
+    assert delegated == result["children"]
