@@ -425,6 +425,8 @@ def test_a_connector_card_is_an_ordinary_card_on_the_parent_board(impl: Harness)
     card = call(driver, "+send", to="a@example.com", body="hi")["error_detail"]["card"]
     listed = {c["id"]: c for c in driver.request("cards.list", {})["cards"]}
     assert card["id"] in listed and listed[card["id"]]["state"] == "pending"
+    for key in ("phrase", "buttons"):  # one card kind, extended with the manifest's fields
+        assert listed[card["id"]].get(key) == card[key], (key, listed[card["id"]])
     decided = driver.request("card.decide", {"card": card["id"], "decision": "approve"})
     assert decided["result"]["ok"] is True
     sent = [r for r in driver.request("conn.journal", {})["requests"]
@@ -445,7 +447,7 @@ def test_a_connector_card_is_an_ordinary_card_on_the_parent_board(impl: Harness)
 def test_retry_after_is_the_time_until_the_window_admits_the_call(impl: Harness) -> None:
     """Bugs: `retry_after_ms` in seconds, or always a whole minute. Half the units are
     spent at 0 s and half at 40 s: a fixed one-minute window and a sliding one both admit
-    the next call at 60 s, so at 40 s the answer is 20,000 ms, at 59.999 s it is 1."""
+    the next call at 60 s, so at 40 s the answer is 20,000 ms."""
     driver = setup(impl)
     for i in range(150):                                   # 150 x 20 = 3,000 units at 0 s
         assert call(driver, "users.messages.get", id=f"a{i}")["ok"] is True, i

@@ -106,9 +106,12 @@ class Card:
     state: CardState = CardState.PENDING
     settled_by: str | None = None
     delivered: Delivery | None = None
+    fields: tuple[tuple[str, Any], ...] = ()
+    """Extra fields of a card kind that needs them (a connector card's manifest phrase,
+    buttons, method and arguments, CONN-03): one card, extended, not a second kind."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        core = {
             "id": self.id,
             "state": str(self.state),
             "origin": self.origin.to_json(),
@@ -119,6 +122,7 @@ class Card:
             "settled_by": self.settled_by,
             "delivered": None if self.delivered is None else str(self.delivered),
         }
+        return {**core, **{k: v for k, v in self.fields if k not in core}}
 
 
 @dataclass(frozen=True)
@@ -268,6 +272,7 @@ def raise_card(
     action: str,
     args: Mapping[str, Any],
     reason: str,
+    fields: Mapping[str, Any] | None = None,
 ) -> tuple[Board, Card]:
     """Raise a card for a call the decision said to ask about. Pushed live when the
     parent has a live request, otherwise queued for the next pull."""
@@ -287,6 +292,7 @@ def raise_card(
         summary=summarize_args(args),
         reason=reason,
         delivered=Delivery.PUSHED if board.parent_live else None,
+        fields=tuple((fields or {}).items()),
     )
     return replace(board, cards=(*board.cards, card), card_counter=number), card
 

@@ -109,11 +109,12 @@ def hold(
     args: Mapping[str, Any],
     reason: str,
     run: Thunk,
+    fields: Mapping[str, Any] | None = None,
 ) -> ToolResult:
     """Raise a card for a call the decision said to ask about and suspend the call."""
     chain.board = register_agent(chain.board, agent_id, agent_name or agent_id)
     chain.board, card = raise_card(chain.board, agent_id, tool=tool, action=action,
-                                   args=args, reason=reason)
+                                   args=args, reason=reason, fields=fields)
     chain.blocked[card.id] = run
     return pending_result(card)
 

@@ -36,11 +36,12 @@ class SessionBoard:
         self.session = session
 
     def raise_card(self, tool: str, args: Mapping[str, Any], reason: str,
-                   run: Callable[[], ToolResult]) -> Mapping[str, Any] | ToolResult:
+                   run: Callable[[], ToolResult],
+                   fields: Mapping[str, Any] | None = None) -> Mapping[str, Any] | ToolResult:
         chain = chain_of(self.session.state)
         try:
             held = hold(chain, MAIN_AGENT_ID, None, tool=tool, action="connector", args=args,
-                        reason=reason, run=run)
+                        reason=reason, run=run, fields=fields)
         except CardError as exc:
             return failure(exc.code, exc.message, {}, terminal_for_attempt=True)
         assert held.error is not None

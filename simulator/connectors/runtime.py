@@ -70,7 +70,8 @@ class CardBoard(Protocol):
     connector card is the same card (origin, state, settled once, TaskStop, pull)."""
 
     def raise_card(self, tool: str, args: Mapping[str, Any], reason: str,
-                   run: Callable[[], ToolResult]) -> Mapping[str, Any] | ToolResult:
+                   run: Callable[[], ToolResult],
+                   fields: Mapping[str, Any] | None = None) -> Mapping[str, Any] | ToolResult:
         """The raised card's JSON, or the board's refusal; ``run`` is the held call."""
 
     def state(self, card_id: str) -> str | None: ...
@@ -401,7 +402,9 @@ class ConnectorRuntime:
                     "approval_denied", "the call is no longer pending", {"card_id": shown["id"]},
                     terminal_for_attempt=True)
 
-            raised = self.board.raise_card(card["tool"], dict(params), reason, run)
+            fields = {"connector": connector_id, "method": method, "args": dict(params),
+                      **extra}
+            raised = self.board.raise_card(card["tool"], dict(params), reason, run, fields)
             if isinstance(raised, ToolResult):
                 return raised
             card = dict(raised)
