@@ -1,10 +1,17 @@
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
 from golden_ext import PlainTextGolden
 from hypothesis import HealthCheck, settings
+from suite_runner import PYCACHE
+
+# Every child interpreter the tests start (drivers, `capconf run`, proxies) shares one
+# byte-code cache outside the tree instead of compiling everything again (see PYCACHE).
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+os.environ["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
 
 settings.register_profile(
     "ci", derandomize=True, max_examples=50, deadline=None, database=None,
