@@ -15,7 +15,7 @@ def capconf_cmd():
     exe = os.path.join(os.path.dirname(sys.executable), "capconf")
     if os.path.exists(exe):
         return [exe, "driver"]
-    return [sys.executable, "-m", "conformance.cli", "driver"]
+    return [sys.executable, "-m", "capconf.conformance.cli", "driver"]
 
 
 class Proxy:
@@ -96,7 +96,7 @@ class Proxy:
             except Exception:
                 import traceback
                 import tempfile
-                with open(os.path.join(tempfile.gettempdir(), "capconf_eyes_proxy_errors.log"),
+                with open(os.environ.get("PROXY_ERR", os.path.join(tempfile.gettempdir(), "capconf_eyes_proxy_errors.log")),
                           "a") as f:
                     f.write("bug=%s op=%s\n%s\n" % (getattr(self.bug, "__name__", "?"), op, traceback.format_exc()))
                 raise
