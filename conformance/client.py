@@ -10,16 +10,19 @@ fresh one.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
 import queue
 import shlex
+import signal
 import subprocess
 import threading
+import weakref
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 STDERR_TAIL_BYTES = 16 * 1024
@@ -135,8 +138,17 @@ class InProcessTransport:
 
 class SubprocessTransport:
     """Runs ``command`` and exchanges one JSON line per request with a per-request
-    timeout. stdout and stderr are drained by threads so a chatty stderr can never
-    block the implementation."""
+    timeout.
+
+    Drivers are usually started through a wrapper (``sh -c``, ``npx tsx``, ``npm run``,
+    ``cargo run``, ``uv run``) whose real driver is a grandchild. So the command runs in a
+    session of its own (a new process group), and every ending -- a timeout, a crash, a
+    garbage line, ``close`` -- kills the whole group, never only the wrapper: a grandchild
+    left alive would keep the pipes open, so the run would wait for its end for good.
+    stdout and stderr are read by daemon threads that own their streams (the main thread
+    never closes a stream a reader thread is blocked on, which would wait for the
+    reader), and stderr is drained into a bounded tail so a flood never stalls the
+    implementation."""
 
     def __init__(self, command: str | list[str], timeout: float = 10.0,
                  env: dict[str, str] | None = None) -> None:
@@ -146,9 +158,8 @@ class SubprocessTransport:
         self.env = env
         self._proc: subprocess.Popen[bytes] | None = None
         self._lines: queue.Queue[bytes | None] = queue.Queue()
-        self._stderr: deque[bytes] = deque()
-        self._stderr_size = 0
-        self._lock = threading.Lock()
+        self._tail = StderrTail()
+        self.last_returncode: int | None = None
 
     # -- process lifecycle ---------------------------------------------------------------
     def _start(self) -> subprocess.Popen[bytes]:
@@ -156,58 +167,36 @@ class SubprocessTransport:
         env.setdefault("PYTHONUNBUFFERED", "1")
         try:
             proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, env=env)
+                                    stderr=subprocess.PIPE, env=env, start_new_session=True)
         except OSError as exc:
             raise ImplementationCrashed(f"could not start {self.description}: {exc}", None,
                                         "") from None
         self._lines = queue.Queue()
-        self._stderr = deque()
-        self._stderr_size = 0
-        threading.Thread(target=self._read_stdout, args=(proc, self._lines),
+        self._tail = StderrTail()
+        threading.Thread(target=_read_lines, args=(proc.stdout, self._lines),
                          daemon=True).start()
-        threading.Thread(target=self._read_stderr, args=(proc,), daemon=True).start()
+        threading.Thread(target=self._tail.drain, args=(proc.stderr,), daemon=True).start()
         self._proc = proc
+        LIVE.add(self)
         return proc
 
-    def _read_stdout(self, proc: subprocess.Popen[bytes], lines: queue.Queue[bytes | None]) -> None:
-        assert proc.stdout is not None
-        while True:
-            line = proc.stdout.readline(MAX_LINE_BYTES + 1)
-            if not line:
-                lines.put(None)
-                return
-            lines.put(line)
-
-    def _read_stderr(self, proc: subprocess.Popen[bytes]) -> None:
-        assert proc.stderr is not None
-        while True:
-            chunk = proc.stderr.read1(65536) if hasattr(proc.stderr, "read1") else b""
-            if not chunk:
-                return
-            with self._lock:
-                self._stderr.append(chunk)
-                self._stderr_size += len(chunk)
-                while self._stderr_size > STDERR_TAIL_BYTES and len(self._stderr) > 1:
-                    self._stderr_size -= len(self._stderr.popleft())
-
     def stderr_tail(self) -> str:
-        with self._lock:
-            return b"".join(self._stderr).decode("utf-8", "replace")
+        return self._tail.text()
 
     def _discard(self) -> int | None:
+        """Kill the implementation's whole process group and reap the leader. The reader
+        threads see end-of-file once the group is gone and close their own streams."""
         proc, self._proc = self._proc, None
+        LIVE.discard(self)
         if proc is None:
             return None
-        if proc.poll() is None:
-            proc.kill()
+        kill_group(proc)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
+        if proc.stdin is not None:
+            with contextlib.suppress(OSError, ValueError):
+                proc.stdin.close()
+        self.last_returncode = proc.returncode
         return proc.returncode
 
     def close(self) -> None:
@@ -217,7 +206,7 @@ class SubprocessTransport:
                 proc.stdin.write(b'{"id": 0, "op": "shutdown", "args": {}}\n')
                 proc.stdin.flush()
                 proc.wait(timeout=2)
-            except (OSError, subprocess.TimeoutExpired):
+            except (OSError, ValueError, subprocess.TimeoutExpired):
                 pass
         self._discard()
 
@@ -228,7 +217,6 @@ class SubprocessTransport:
     def exchange_raw(self, sent: bytes, op: str = "raw line") -> dict[str, Any]:
         """Send one line exactly as given (no newline inside; it is added) and read one
         response: how PROTO-03 cases send bytes that no JSON encoder would produce."""
-        request = {"op": op}
         proc = self._proc if self._proc is not None and self._proc.poll() is None else None
         if proc is None:
             self._discard()
@@ -245,15 +233,16 @@ class SubprocessTransport:
             except queue.Empty:
                 self._discard()
                 raise ImplementationTimedOut(
-                    f"no response to `{request.get('op')}` within {self.timeout:g} s; the "
-                    "process was killed and will be restarted") from None
+                    f"no response to `{op}` within {self.timeout:g} s; the implementation's "
+                    "process group was killed and will be restarted") from None
         if line is None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=2)
             returncode = proc.returncode
             self._discard()
+            self._tail.wait_closed(1.0)
             raise ImplementationCrashed(
-                f"the implementation exited while handling `{request.get('op')}`", returncode,
+                f"the implementation exited while handling `{op}`", returncode,
                 self.stderr_tail())
         if len(line) > MAX_LINE_BYTES:
             self._discard()
@@ -264,8 +253,89 @@ class SubprocessTransport:
             self._discard()
             shown = line[:200].decode("utf-8", "replace").rstrip()
             raise ProtocolViolation(
-                f"response to `{request.get('op')}` is not a JSON line: {shown!r}") from None
+                f"response to `{op}` is not a JSON line: {shown!r}") from None
         if not isinstance(response, dict):
             self._discard()
             raise ProtocolViolation(f"response is not a JSON object: {response!r:.200}")
         return response
+
+
+class StderrTail:
+    """The last ``STDERR_TAIL_BYTES`` of a stream, read to its end by one thread."""
+
+    def __init__(self) -> None:
+        self._chunks: deque[bytes] = deque()
+        self._size = 0
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+
+    def drain(self, stream: IO[bytes] | None) -> None:
+        try:
+            while stream is not None:
+                chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+                if not chunk:
+                    break
+                with self._lock:
+                    self._chunks.append(chunk)
+                    self._size += len(chunk)
+                    while self._size > STDERR_TAIL_BYTES and len(self._chunks) > 1:
+                        self._size -= len(self._chunks.popleft())
+        except (OSError, ValueError):
+            pass
+        finally:
+            _close_quietly(stream)
+            self._closed.set()
+
+    def wait_closed(self, seconds: float) -> None:
+        """Give the reader a moment to take the last words of a process that exited."""
+        self._closed.wait(seconds)
+
+    def text(self) -> str:
+        with self._lock:
+            return b"".join(self._chunks).decode("utf-8", "replace")
+
+
+def _read_lines(stream: IO[bytes] | None, lines: queue.Queue[bytes | None]) -> None:
+    try:
+        while stream is not None:
+            line = stream.readline(MAX_LINE_BYTES + 1)
+            if not line:
+                break
+            lines.put(line)
+    except (OSError, ValueError):
+        pass
+    finally:
+        lines.put(None)
+        _close_quietly(stream)
+
+
+def _close_quietly(stream: IO[bytes] | None) -> None:
+    if stream is not None:
+        with contextlib.suppress(OSError, ValueError):
+            stream.close()
+
+
+def kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the session ``proc`` leads (it was started with ``start_new_session``, so
+    its group id is its pid): the wrapper and every process it started. The group may
+    outlive its leader (a daemonised grandchild), so it is killed even when the leader
+    has exited already."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+
+
+LIVE: weakref.WeakSet[SubprocessTransport] = weakref.WeakSet()
+"""Implementations running now: what an interrupted run must stop (see kill_all)."""
+
+
+def kill_all() -> None:
+    """Stop every implementation process group this process started (at exit, or when
+    the run itself is terminated), so no driver outlives the run."""
+    for transport in list(LIVE):
+        transport._discard()
+
+
+atexit.register(kill_all)

@@ -26,6 +26,7 @@ from capconf.simulator.core.diagnostics import (
     diagnose,
 )
 from capconf.simulator.core.names import ascii_fold, split_names
+from capconf.simulator.core.nearest import osa_distance
 from capconf.simulator.core.unicode_names import name_problem, name_reason, unicode_reason
 from capconf.simulator.definition.declarations import KnowledgeDeclaration, MemoryMode, NameRef
 from capconf.simulator.definition.yamlsource import (
@@ -132,30 +133,13 @@ FOREIGN_KEYS: frozenset[str] = frozenset({"model", "color"})
 _NEAR_MISS_TARGETS: tuple[str, ...] = (*KNOWN_KEYS, "servers", "mcp_servers", "mcp.servers")
 
 
-def edit_distance(a: str, b: str) -> int:
-    """Optimal-string-alignment distance: insert, delete, substitute, or swap two adjacent
-    characters, each costs 1 (so `memroy` is 1 from `memory`). Spelled out because a
-    similarity ratio (Python's difflib) has no equal in other languages."""
-    prev2: list[int] = []
-    prev = list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        row = [i] + [0] * len(b)
-        for j in range(1, len(b) + 1):
-            cost = 0 if a[i - 1] == b[j - 1] else 1
-            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + cost)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                row[j] = min(row[j], prev2[j - 2] + 1)
-        prev2, prev = prev, row
-    return prev[len(b)]
-
-
 def near_miss(key: str) -> list[str]:
     """The DEF-MISSPELLED-KEY rule: the first target (KNOWN_KEYS order, then the MCP
     aliases) whose distance from the ASCII-lower-cased key is at most 2 and less than half
     the target's length; [] when none is."""
     folded = ascii_fold(key)
     for target in _NEAR_MISS_TARGETS:
-        distance = edit_distance(folded, target)
+        distance = osa_distance(folded, target)
         if distance <= 2 and 2 * distance < len(target):
             return [target]
     return []

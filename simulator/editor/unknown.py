@@ -12,9 +12,9 @@ from typing import Any
 
 from capconf.simulator.core.agent import AgentView
 from capconf.simulator.core.diagnostics import Diagnostic
+from capconf.simulator.core.nearest import nearest
 from capconf.simulator.core.world import World
 from capconf.simulator.editor.candidates import candidate_names
-from capconf.simulator.editor.nearest import nearest
 
 # diagnostic code -> the field whose entry it reports -- SPEC table.
 UNKNOWN_NAME_CODES: tuple[tuple[str, str], ...] = (

@@ -31,12 +31,12 @@ class Registry:
         """(canonical name, reason) when the name is deliberately not grantable."""
         return self._refused.get(ascii_fold(written))
 
-    def suggestions(self, written: str, limit: int = 3) -> list[str]:
-        import difflib
+    def suggestions(self, written: str) -> list[str]:
+        """Registry names close to ``written``, nearest first: the same rule as the
+        editor's unknown-name chips (EDIT-04), so the two never disagree."""
+        from capconf.simulator.core.nearest import nearest
 
-        folded = {ascii_fold(n): n for n in self.grantable}
-        close = difflib.get_close_matches(ascii_fold(written), list(folded), n=limit, cutoff=0.8)
-        return [folded[c] for c in close]
+        return nearest(written, self.grantable)
 
 
 def build_registry(

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from capconf.simulator.editor import candidates, nearest, ops, splice
+from capconf.simulator.core import nearest
+from capconf.simulator.editor import candidates, ops, splice
 from mutants.base import Mutant, _original, _patch
 
 

@@ -1,4 +1,9 @@
-"""The candidates closest to an unknown name (EDIT-04).
+"""The candidates closest to an unknown name: the one did-you-mean rule (EDIT-04).
+
+Every suggestion the reference makes for a name that does not exist uses this function:
+the TOOL-UNKNOWN diagnostic (`capconf validate`), the editor's unknown-name chips
+(`editor.unknown_names`, `capconf edit --unknown`), so `Grpe` gets `grep` from all of
+them (before, the diagnostic used a similarity ratio and suggested nothing).
 
 Distance is the optimal-string-alignment distance (insertions, deletions, substitutions
 and swaps of two neighbours each cost 1) between ASCII-case-folded names, since every
