@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from capconf.conformance.client import DriverFailure
+from capconf.conformance.client import DriverFailure, ImplementationError, kill_all
 from capconf.conformance.driver import Driver
 from capconf.conformance.locations import package_file, suite_dir
 from capconf.conformance.worldfile import WorldFileError, load_world_file
@@ -56,6 +56,23 @@ def _world_args(world_file: str | None, definition_path: Path | None) -> dict[st
     return args
 
 
+def _setup_world(driver: Driver, args: dict[str, Any], world_file: str | None) -> Any:
+    """`world.setup`, with a refusal told at its place: the world file and the key path
+    the implementation's error names (`grantable[1]`), not only its message."""
+    try:
+        return driver.request("world.setup", args)
+    except ImplementationError as exc:
+        path = exc.error.get("path")
+        where = ""
+        if isinstance(path, list) and path:
+            keys = path[1:] if path[0] == "args" else path
+            where = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in keys
+                            ).lstrip(".")
+        source = f"world file {world_file}" if world_file else "the default world"
+        at = f": `{where}`" if where else ""
+        raise SystemExit(_fail(f"{source}{at}: {exc.error_message} ({exc.code})")) from None
+
+
 def _read_definition(path_text: str) -> tuple[bytes, str]:
     path = Path(path_text)
     try:
@@ -73,7 +90,7 @@ def cmd_prompt(ns: argparse.Namespace) -> int:
     data, name = _read_definition(ns.definition)
     driver = _driver(ns.impl, ns.timeout)
     try:
-        driver.request("world.setup", _world_args(ns.world, Path(ns.definition)))
+        _setup_world(driver, _world_args(ns.world, Path(ns.definition)), ns.world)
         result = driver.request("prompt.assemble", _source(data, name))
     except DriverFailure as exc:
         return _fail(exc.message)
@@ -92,28 +109,82 @@ def _format_diagnostic(file: str, d: dict[str, Any]) -> str:
     return f"{where}: {d['severity']} {d['code']}{at}: {d['message']}"
 
 
-def cmd_validate(ns: argparse.Namespace) -> int:
-    data, name = _read_definition(ns.definition)
-    driver = _driver(ns.impl, ns.timeout)
-    try:
-        driver.request("world.setup", _world_args(ns.world, Path(ns.definition)))
-        result = driver.request("definition.parse", {**_source(data, name), "mode": ns.mode})
-    except DriverFailure as exc:
-        return _fail(exc.message)
-    finally:
-        driver.close()
+DEFINITION_SUFFIXES = (".md", ".yaml", ".yml", ".json")
+
+
+def _definition_files(arg: str) -> list[str]:
+    """A file as given; a folder (`.claude/agents/`) as the definition files under it
+    (by suffix, sorted, hidden folders skipped). Reading stays in ``_read_definition``."""
+    path = Path(arg)
+    if not path.is_dir():
+        return [arg]
+    found = sorted(str(p) for p in path.rglob("*")
+                   if p.suffix.lower() in DEFINITION_SUFFIXES and p.is_file()
+                   and not any(part.startswith(".") for part in p.relative_to(path).parts))
+    if not found:
+        raise SystemExit(_fail(f"{arg}: no definition files ({', '.join(DEFINITION_SUFFIXES)})"
+                               " in this folder"))
+    return found
+
+
+def _skill_layer_file(d: dict[str, Any], world: dict[str, Any]) -> str | None:
+    """A diagnostic about a skill package (path `[layer, folder]`) is located in that
+    package's own file, not in the definition being validated."""
+    path = d.get("path") or []
+    layers = (world.get("skills") or {}).get("layers") if isinstance(world.get("skills"),
+                                                                    dict) else None
+    if not (d.get("code", "").startswith("SKILL-") and len(path) == 2
+            and isinstance(layers, dict) and isinstance(layers.get(path[0]), str)):
+        return None
+    folder = Path(world["workspace"], layers[path[0]], str(path[1]))
+    for name in ("SKILL.md", "skill.yaml"):
+        if (folder / name).exists():
+            return str(folder / name)
+    return str(folder / "SKILL.md")
+
+
+def _validate_one(driver: Driver, file: str, ns: argparse.Namespace,
+                  world: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    data, name = _read_definition(file)
+    result = driver.request("definition.parse", {**_source(data, name), "mode": ns.mode})
     severities = {d["severity"] for d in result["diagnostics"]}
     status = 2 if ("error" in severities or not result["loaded"]) else (
         1 if "warning" in severities else 0)
-    if ns.json:
-        out = {"file": ns.definition, "mode": ns.mode, "loaded": result["loaded"],
-               "tools": result["tools"], "diagnostics": result["diagnostics"],
-               "status": status}
-        print(json.dumps(out, indent=2, ensure_ascii=False, sort_keys=True))
-    else:
+    out = {"file": file, "mode": ns.mode, "loaded": result["loaded"],
+           "tools": result["tools"], "diagnostics": result["diagnostics"], "status": status}
+    if not ns.json:
         for d in result["diagnostics"]:
-            print(_format_diagnostic(ns.definition, d))
-        print(f"{ns.definition}: granted tools: {', '.join(result['tools']) or '(none)'}")
+            print(_format_diagnostic(_skill_layer_file(d, world) or file, d))
+        print(f"{file}: granted tools: {', '.join(result['tools']) or '(none)'}")
+    return status, out
+
+
+def cmd_validate(ns: argparse.Namespace) -> int:
+    """Every file (and every definition file in every folder) named, against one
+    world; the exit status is the worst of them."""
+    files = [f for arg in ns.definitions for f in _definition_files(arg)]
+    driver = _driver(ns.impl, ns.timeout)
+    results: list[dict[str, Any]] = []
+    status = 0
+    try:
+        world = _world_args(ns.world, None)
+        _setup_world(driver, world, ns.world)
+        for file in files:
+            one, out = _validate_one(driver, file, ns, world)
+            status = max(status, one)
+            results.append(out)
+    except DriverFailure as exc:
+        return _fail(f"{file}: {exc.message}" if results or files else exc.message)
+    finally:
+        driver.close()
+    if ns.json:
+        single = len(ns.definitions) == 1 and not Path(ns.definitions[0]).is_dir()
+        shown: Any = results[0] if single else {"files": results, "status": status}
+        print(json.dumps(shown, indent=2, ensure_ascii=False, sort_keys=True))
+    elif len(files) > 1:
+        counts = [sum(1 for r in results if r["status"] == k) for k in (0, 1, 2)]
+        print(f"{len(files)} files: {counts[0]} clean, {counts[1]} with warnings, "
+              f"{counts[2]} with errors")
     return status
 
 
@@ -190,7 +261,10 @@ def cmd_smoke(ns: argparse.Namespace) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             driver.request("world.setup", {"workspace": os.path.realpath(tmp)})
     except DriverFailure as exc:
-        return _fail(f"smoke failed ({exc.outcome}): {exc.message}")
+        from capconf.conformance.handshake import handshake_message
+
+        print(handshake_message(ns.impl, driver.transport, exc), file=sys.stderr)
+        return _fail(f"smoke failed ({exc.outcome})")
     finally:
         driver.close()
     impl = hello["implementation"]
@@ -205,25 +279,81 @@ def cmd_driver(ns: argparse.Namespace) -> int:
     return serve_stdio()
 
 
-def cmd_run(ns: argparse.Namespace, extra: list[str]) -> int:
-    import pytest
+def _last_failed(report: str | None) -> list[str]:
+    """`--lf`: the cases that failed in the previous run's JSON Lines report (the
+    suite's pytest keeps no cache, so the report is the memory of the last run)."""
+    from capconf.conformance import outcomes
+    from capconf.conformance.gates import GateError
 
+    if not report:
+        raise GateError("--lf reruns the failing cases of the previous run's report: give "
+                        "the same --report FILE")
+    try:
+        lines = Path(report).read_text(encoding="utf-8").splitlines()
+        rows = [json.loads(line) for line in lines if line.strip()]
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise GateError(f"--lf: cannot read the previous report {report}: "
+                        f"{getattr(exc, 'strerror', None) or exc}") from None
+    return sorted(r["case"] for r in rows if isinstance(r, dict) and r.get("type") == "case"
+                  and r.get("outcome") in outcomes.FAILING)
+
+
+def _run_args(ns: argparse.Namespace, extra: list[str]) -> list[str]:
+    """pytest's arguments for the suite; every gate value is checked first (exit 2)."""
+    from capconf.conformance.gates import (
+        check_pytest_args,
+        check_required_features,
+        check_requirement_ids,
+    )
+
+    check_pytest_args(extra)
+    check_required_features(ns.require_features)
+    check_requirement_ids(ns.req or [])
+    only = _last_failed(ns.report) if ns.lf else []
+    if ns.lf and not only:
+        print(f"capconf: --lf: {ns.report} records no failing case; running every selected "
+              "case", file=sys.stderr)
     ini = Path(str(package_file() / "pytest.ini"))
     args = ["-c", str(ini), "--rootdir", str(suite_dir().parent.parent),
             "-p", "capconf.conformance.plugin", "--impl", ns.impl,
             "--impl-timeout", str(ns.timeout)]
     for option, value in (("--report", ns.report), ("--report-md", ns.report_md),
-                          ("--expected-failures", ns.expected_failures)):
+                          ("--expected-failures", ns.expected_failures),
+                          ("--save-failures", ns.save_failures)):
         if value:
             args += [option, value]
     for req in ns.req or []:
         args += ["--req", req]
+    for case in only:
+        args += ["--case", case]
     if ns.require_features:
         args += ["--require-features", ns.require_features]
     if not any(a.startswith("-q") or a.startswith("-v") for a in extra):
         args.append("-q")
-    args += [*extra, str(suite_dir())]
-    return int(pytest.main(args))
+    # the failures are told by the capconf summary; pytest's own tracebacks of the
+    # harness only when asked for (`--tb`, or `capconf run -- --tb=short`)
+    if ns.tb is not None:
+        args.append(f"--tb={ns.tb}")
+    elif not any(a.startswith("--tb") for a in extra):
+        args += ["--tb=no", "-rN"]
+    return [*args, *extra, str(suite_dir())]
+
+
+def cmd_run(ns: argparse.Namespace, extra: list[str]) -> int:
+    import pytest
+
+    from capconf.conformance.gates import GateError
+
+    try:
+        args = _run_args(ns, extra)
+    except GateError as exc:
+        return _fail(str(exc))
+    status = int(pytest.main(args))
+    if TERMINATED:
+        kill_all()
+        return _fail(f"terminated by signal {TERMINATED[0]}; the implementation's "
+                     "processes were stopped and no verdict was reached", 128 + TERMINATED[0])
+    return status
 
 
 def _read_text(path_text: str, what: str) -> str:
@@ -351,9 +481,12 @@ def _edit_arg(ns: argparse.Namespace) -> dict[str, Any]:
     elif field in _EDIT_LIST_FIELDS:
         value = [n.strip() for n in text.split(",")] if text.strip() else []
     elif field == "knowledge":
-        value = json.loads(text)
+        try:
+            value = json.loads(text)
+        except ValueError as exc:
+            raise SystemExit(_fail(f"--set knowledge=: not JSON: {exc}")) from None
     elif field == "body" and text.startswith("@"):
-        value = Path(text[1:]).read_text(encoding="utf-8")
+        value = _read_text(text[1:], "--set body=@ file")
     else:
         value = text
     return {"field": field, "value": value}
@@ -364,7 +497,7 @@ def _edit_arg(ns: argparse.Namespace) -> dict[str, Any]:
 def cmd_candidates(ns: argparse.Namespace) -> int:
     driver = _driver(ns.impl, ns.timeout)
     try:
-        driver.request("world.setup", _world_args(ns.world, None))
+        _setup_world(driver, _world_args(ns.world, None), ns.world)
         result = driver.request("editor.candidates")
     except DriverFailure as exc:
         return _fail(exc.message)
@@ -398,7 +531,7 @@ def cmd_edit(ns: argparse.Namespace) -> int:
     edit = _edit_arg(ns)
     driver = _driver(ns.impl, ns.timeout)
     try:
-        driver.request("world.setup", _world_args(ns.world, path))
+        _setup_world(driver, _world_args(ns.world, path), ns.world)
         result = driver.request("editor.edit", {
             "source_b64": base64.b64encode(data).decode("ascii"), "filename": path.name,
             "edit": edit})
@@ -450,8 +583,22 @@ def _add_editor_parsers(sub: Any, impl_options: Any) -> None:
     impl_options(edit)
 
 
+class _VersionAction(argparse.Action):
+    """`capconf --version`, printed as written (argparse's own version action re-wraps
+    the text)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        from capconf.conformance.versions import version_text
+
+        print(version_text())
+        parser.exit(0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="capconf", description=__doc__)
+    parser.add_argument("--version", action=_VersionAction, nargs=0,
+                        help="print the suite, spec and driver-protocol versions")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def impl_options(p: argparse.ArgumentParser) -> None:
@@ -469,6 +616,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--require-features", default="",
                      help="comma-separated feature groups that must be declared (their cases "
                           "fail instead of being 'not implemented')")
+    run.add_argument("--lf", action="store_true",
+                     help="rerun only the cases that failed in the previous --report file")
+    run.add_argument("--save-failures", metavar="DIR",
+                     help="write each failing case as a `capconf record` scenario in DIR")
+    run.add_argument("--tb", choices=["auto", "long", "short", "line", "native", "no"],
+                     help="show pytest's tracebacks of failing cases (default: none; the "
+                          "capconf summary tells each failure)")
 
     sub.add_parser("driver", help="serve the reference simulator on stdio")
 
@@ -477,8 +631,10 @@ def build_parser() -> argparse.ArgumentParser:
     prompt.add_argument("--world", help="world YAML (keys of world.setup)")
     impl_options(prompt)
 
-    validate = sub.add_parser("validate", help="diagnostics; exit 0 clean, 1 warnings, 2 errors")
-    validate.add_argument("definition")
+    validate = sub.add_parser("validate", help="diagnostics of files and folders of "
+                              "definitions; exit 0 clean, 1 warnings, 2 errors (the worst)")
+    validate.add_argument("definitions", nargs="+", metavar="PATH",
+                          help="a definition file, or a folder of them (.md .yaml .yml .json)")
     validate.add_argument("--mode", choices=["parse", "save"], default="parse")
     validate.add_argument("--json", action="store_true")
     validate.add_argument("--world", help="world YAML (keys of world.setup)")
@@ -516,7 +672,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+TERMINATED: list[int] = []
+
+
+def _on_signal(number: int, frame: Any) -> None:
+    """An outer kill (a CI job's timeout) stops the run as an interrupt, so every
+    implementation process group is killed on the way out and the run says why."""
+    TERMINATED.append(number)
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
+    import signal
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _on_signal)
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        kill_all()
+        number = TERMINATED[0] if TERMINATED else 2
+        return _fail(f"interrupted (signal {number}); the implementation's processes were "
+                     "stopped", 128 + number)
+
+
+def _main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     extra: list[str] = []

@@ -54,11 +54,14 @@ class ImplementationError(DriverFailure):
 
     outcome = "errored"
 
-    def __init__(self, op: str, code: str, message: str) -> None:
+    def __init__(self, op: str, code: str, message: str,
+                 error: dict[str, Any] | None = None) -> None:
         super().__init__(f"{op}: implementation returned error {code}: {message}")
         self.op = op
         self.code = code
         self.error_message = message
+        # the whole error object: it may locate the problem (world.setup's `path`)
+        self.error: dict[str, Any] = dict(error or {"code": code, "message": message})
 
 
 class NotImplementedByImplementation(DriverFailure):

@@ -89,7 +89,7 @@ class Driver:
                 raise ImplementationError(
                     op, "not_implemented", "the implementation declares this case's feature "
                     f"group(s) in `hello` but does not implement `{op}`: {error['message']}")
-            raise ImplementationError(op, error["code"], error["message"])
+            raise ImplementationError(op, error["code"], error["message"], error)
         return response["result"]
 
     def request_error(self, op: str, args: dict[str, Any] | None = None,

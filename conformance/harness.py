@@ -44,6 +44,9 @@ class Harness:
             path.write_bytes(content)
         else:
             path.write_text(content, encoding="utf-8")
+        note = getattr(self.driver.transport, "note_file", None)
+        if note is not None:  # so a failing case can be saved as a scenario
+            note(relative, content)
         return path
 
     # -- definitions --------------------------------------------------------------
@@ -139,8 +142,22 @@ def errors(result: dict[str, Any]) -> list[dict[str, Any]]:
 # a bare `assert x == y` prints Python internals. These helpers raise AssertionError with
 # the difference first (the report keeps the first ~200 characters of a failure).
 
+_NOTHING: Any = object()
+
+
 class SpecMismatch(AssertionError):
-    """A check of the suite failed: ``why`` names the requirement, then expected vs got."""
+    """A check of the suite failed: ``why`` names the requirement, then expected vs got.
+    The values themselves are kept too (``expected``, ``got``) so a report can show them
+    whole, not as the cut text of the message."""
+
+    def __init__(self, message: str, why: str | None = None, expected: Any = _NOTHING,
+                 got: Any = _NOTHING) -> None:
+        super().__init__(message)
+        self.why = why if why is not None else message.split("\n", 1)[0]
+        self.has_expected = expected is not _NOTHING
+        self.has_got = got is not _NOTHING
+        self.expected = None if expected is _NOTHING else expected
+        self.got = None if got is _NOTHING else got
 
 
 def expect(actual: Any, expected: Any, why: str) -> None:
@@ -148,13 +165,14 @@ def expect(actual: Any, expected: Any, why: str) -> None:
     rule first (``why``), then what was expected and what the implementation answered."""
     if actual != expected:
         raise SpecMismatch(f"{why}\n  expected: {_short(expected)}\n  got:      "
-                           f"{_short(actual)}")
+                           f"{_short(actual)}", why, expected, actual)
 
 
 def expect_true(condition: bool, why: str, got: Any = None) -> None:
     """A yes/no rule of the spec; ``got`` is what the implementation answered."""
     if not condition:
-        raise SpecMismatch(why if got is None else f"{why}\n  got: {_short(got)}")
+        raise SpecMismatch(why if got is None else f"{why}\n  got: {_short(got)}", why,
+                           got=_NOTHING if got is None else got)
 
 
 def expect_keys(result: dict[str, Any], expected: dict[str, Any], why: str) -> None:

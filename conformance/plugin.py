@@ -27,9 +27,19 @@ from capconf.conformance.client import (
     Transport,
 )
 from capconf.conformance.driver import Driver
+from capconf.conformance.exchange import RecordingTransport
+from capconf.conformance.gates import (
+    GateError,
+    check_baseline,
+    check_required_features,
+    check_requirement_ids,
+    parse_baseline,
+)
+from capconf.conformance.handshake import handshake_message
 from capconf.conformance.harness import Harness
 from capconf.conformance.report import CaseRecord, RunReport
 from capconf.conformance.requirements import requirements
+from capconf.conformance.verdicts import describe, save_scenario
 
 settings.register_profile(
     "ci", derandomize=True, max_examples=40, deadline=None, database=None,
@@ -50,6 +60,15 @@ REFERENCE = "reference"
 PYTHON_PREFIX = "python:"
 _STASH_REPORT = pytest.StashKey[RunReport]()
 _STASH_DRIVER = pytest.StashKey[Driver]()
+_STASH_BASELINE = pytest.StashKey[frozenset[str]]()
+_STASH_REQUIRED = pytest.StashKey[frozenset[str]]()
+GATE_ERROR = 2
+"""Exit status of a run refused before any case ran: a bad gate value."""
+HANDSHAKE_FAILED = 3
+"""Exit status of a run stopped at the handshake: the implementation did not start or
+did not answer `hello`."""
+NOTHING_RAN = 5
+"""Exit status of a run that executed no case (pytest's "no tests" status): never 0."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -70,6 +89,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--require-features", default="",
                     help="comma-separated feature groups the implementation must declare; "
                          "their cases fail instead of being 'not implemented'")
+    group.addoption("--case", action="append", default=[], dest="capconf_cases",
+                    help="run only this case ID (repeatable; `capconf run --lf` uses it)")
+    group.addoption("--save-failures", default=None,
+                    help="write each failing case as a `capconf record` scenario here")
+
+
+def _gate(check: Callable[[], Any]) -> Any:
+    """Run a gate check; a bad value stops the run before any case, exit 2."""
+    try:
+        return check()
+    except GateError as exc:
+        import sys
+
+        print(f"capconf: {exc}", file=sys.stderr)
+        pytest.exit(f"capconf: {exc}", returncode=GATE_ERROR)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -77,6 +111,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "case(id): the case's stable ID (never reused)")
     if not config.getoption("hypothesis_profile", None):
         settings.load_profile("ci")
+    config.stash[_STASH_REQUIRED] = frozenset(_gate(lambda: check_required_features(
+        config.getoption("require_features"))))
+    _gate(lambda: check_requirement_ids(config.getoption("req")))
     config.stash[_STASH_REPORT] = RunReport(impl=config.getoption("impl"))
 
 
@@ -152,18 +189,61 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if problems:
         raise pytest.UsageError("malformed conformance cases:\n  " + "\n  ".join(problems))
     config.stash[_STASH_REPORT].suite_requirements = {r for i in items for r in req_ids(i)}
+    config.stash[_STASH_BASELINE] = _gate(lambda: _baseline(config, set(seen)))
     wanted = set(config.getoption("req"))
-    if wanted:
-        keep = [i for i in items if wanted & set(req_ids(i))]
+    only = set(config.getoption("capconf_cases"))
+    if wanted or only:
+        keep = [i for i in items if (not wanted or wanted & set(req_ids(i)))
+                and (not only or case_id(i) in only)]
         config.hook.pytest_deselected(items=[i for i in items if i not in keep])
         items[:] = keep
+    if items and not config.option.collectonly:
+        _start_driver(config)
+
+
+def _baseline(config: pytest.Config, known: set[str]) -> frozenset[str]:
+    path = config.getoption("expected_failures")
+    if not path:
+        return frozenset()
+    from capconf.conformance.matrix import ledger_path, read_ledger
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GateError(f"--expected-failures: cannot read {path}: "
+                        f"{getattr(exc, 'strerror', None) or exc}") from None
+    retired = read_ledger(Path(str(ledger_path())).read_text(encoding="utf-8"))[1]
+    return check_baseline(parse_baseline(text, path), path, known, retired)
+
+
+def _start_driver(config: pytest.Config) -> None:
+    """Start the implementation and shake hands once, before the first case: an
+    implementation that cannot start or answer `hello` stops the run with one message
+    (the command, its exit status, its stderr tail, what to check) instead of failing
+    every case the same way."""
+    transport = RecordingTransport(make_transport(config.getoption("impl"),
+                                                  config.getoption("impl_timeout")))
+    drv = Driver(transport)
+    config.stash[_STASH_DRIVER] = drv
+    try:
+        drv.hello()
+    except DriverFailure as exc:
+        import sys
+
+        message = handshake_message(config.getoption("impl"), transport.inner, exc)
+        config.stash[_STASH_REPORT].handshake_error = message
+        print(message, file=sys.stderr)
+        pytest.exit("capconf: the implementation failed the handshake; no case was run",
+                    returncode=HANDSHAKE_FAILED)
 
 
 @pytest.fixture(scope="session")
 def driver(request: pytest.FixtureRequest) -> Iterator[Driver]:
     config = request.config
-    drv = Driver(make_transport(config.getoption("impl"), config.getoption("impl_timeout")))
-    config.stash[_STASH_DRIVER] = drv
+    drv = config.stash.get(_STASH_DRIVER, None)
+    if drv is None:
+        _start_driver(config)
+        drv = config.stash[_STASH_DRIVER]
     yield drv
     drv.close()
 
@@ -188,11 +268,12 @@ def _feature_gate(request: pytest.FixtureRequest, driver: Driver) -> None:
     """Cases of a feature group the implementation does not declare in `hello` are
     "not implemented", never failures."""
     driver.begin_case()
+    if isinstance(driver.transport, RecordingTransport):
+        driver.transport.begin_case()
     declared = driver.features  # a failing handshake is reported with its own outcome
     table = requirements()
     missing = sorted({table[r].group for r in req_ids(request.node)} - declared - {"core"})
-    required = {g.strip() for g in
-                request.config.getoption("require_features").split(",") if g.strip()}
+    required = request.config.stash[_STASH_REQUIRED]
     if set(missing) & required:
         raise RequiredFeatureMissing(
             f"feature group(s) {', '.join(sorted(set(missing) & required))} are required "
@@ -201,14 +282,6 @@ def _feature_gate(request: pytest.FixtureRequest, driver: Driver) -> None:
         pytest.skip(f"{outcomes.NOT_IMPLEMENTED_PREFIX}feature group(s) {', '.join(missing)} "
                     "not declared by the implementation")
     driver.declared_case = True
-
-
-def _expected_failures(config: pytest.Config) -> frozenset[str]:
-    path = config.getoption("expected_failures")
-    if not path:
-        return frozenset()
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    return frozenset(ln.split("#", 1)[0].strip() for ln in lines if ln.split("#", 1)[0].strip())
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -244,7 +317,17 @@ def pytest_runtest_makereport(
         category = outcomes.PASSED
 
     cid = case_id(item)
-    if category is not None and cid in _expected_failures(item.config):
+    drv = item.config.stash.get(_STASH_DRIVER, None)
+    transport = drv.transport if drv is not None else None
+    journal = transport.journal if isinstance(transport, RecordingTransport) else None
+    detail = describe(category, reason, excinfo.value if excinfo is not None else None,
+                      journal.steps if journal is not None else [], req_ids(item),
+                      _docstring(item)) if category is not None else None
+    if (category in outcomes.FAILING and journal is not None and cid is not None
+            and item.config.getoption("save_failures")):
+        save_scenario(Path(item.config.getoption("save_failures")), cid, req_ids(item),
+                      journal, detail)
+    if category is not None and cid in item.config.stash.get(_STASH_BASELINE, frozenset()):
         if category in outcomes.FAILING:
             category = outcomes.EXPECTED_FAILURE
             report.outcome = "skipped"
@@ -258,16 +341,22 @@ def pytest_runtest_makereport(
             reason = "listed as an expected failure but passed"
     if category is not None and cid is not None:
         run: RunReport = item.config.stash[_STASH_REPORT]
+        assert detail is not None
         run.record(CaseRecord(cid, item.nodeid, tuple(req_ids(item)), category,
-                              reason.strip()), phase=report.when)
+                              reason.strip(), detail), phase=report.when)
+
+
+def _docstring(item: pytest.Item) -> str:
+    function = getattr(item, "function", None)
+    return (function.__doc__ or "") if function is not None else ""
 
 
 def _spec_context(item: pytest.Item) -> str:
     """A plain `assert` in a case says what it compared, not why: put the requirement IDs
     and the bug the case is for (its docstring's first sentence) in front."""
-    doc = (getattr(item, "function", None).__doc__ or "") if hasattr(item, "function") else ""
-    first = " ".join(doc.strip().split(".")[0].split()) if doc else ""
-    return f"{', '.join(req_ids(item))}: {first}".rstrip(": ")
+    from capconf.conformance.failures import first_sentence
+
+    return f"{', '.join(req_ids(item))}: {first_sentence(_docstring(item))}".rstrip(": ")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -276,11 +365,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     drv = config.stash.get(_STASH_DRIVER, None)
     if run is None:
         return
-    if drv is not None:
+    if drv is not None and run.handshake_error is None:
         try:
             run.hello = drv.hello()
         except DriverFailure as exc:
             run.hello = {"error": exc.message}
+    if (not config.option.collectonly and run.handshake_error is None
+            and session.exitstatus in (0, NOTHING_RAN) and not run.executed()):
+        # a run that checked nothing (every case deselected, skipped or not
+        # implemented) must not look like a passing gate
+        session.exitstatus = NOTHING_RAN
+        run.nothing_ran = True
     if config.getoption("report"):
         Path(config.getoption("report")).write_text(run.to_jsonl(), encoding="utf-8")
     if config.getoption("report_md"):
@@ -289,7 +384,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     run = config.stash.get(_STASH_REPORT, None)
-    if run is None or not run.cases:
+    if run is None or (not run.cases and not run.nothing_ran):
         return
     terminalreporter.section("capconf compliance summary")
     for line in run.summary_lines():

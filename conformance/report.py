@@ -13,7 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from capconf.conformance import SUITE_VERSION, outcomes
+from capconf.conformance.failures import Detail
 from capconf.conformance.requirements import requirements
+from capconf.conformance.rollup import headline, markdown_groups, terminal_groups
+
+__all__ = ["CaseRecord", "RunReport", "headline"]
 
 _PHASE_RANK = {"setup": 0, "call": 1, "teardown": 2}
 
@@ -25,6 +29,7 @@ class CaseRecord:
     requirements: tuple[str, ...]
     outcome: str
     reason: str
+    detail: Detail = field(default_factory=lambda: Detail(""))
 
     @property
     def level(self) -> str:
@@ -35,9 +40,12 @@ class CaseRecord:
                                    if r in table) else "MUST")
 
     def to_json(self) -> dict[str, Any]:
+        d = self.detail
         return {"case": self.case, "nodeid": self.nodeid,
                 "requirements": list(self.requirements), "level": self.level,
-                "outcome": self.outcome, "reason": self.reason}
+                "outcome": self.outcome, "reason": self.reason, "rule": d.rule,
+                "expected": d.expected, "got": d.got, "exchange": d.exchange,
+                "cause": d.cause}
 
 
 @dataclass
@@ -47,6 +55,13 @@ class RunReport:
     cases: dict[str, CaseRecord] = field(default_factory=dict)
     # requirements the suite has cases for, whether or not this run selected them
     suite_requirements: set[str] = field(default_factory=set)
+    handshake_error: str | None = None
+    nothing_ran: bool = False
+
+    def executed(self) -> bool:
+        """Whether any case checked anything (passed, failed or was a known failure)."""
+        return any(c.outcome not in (outcomes.SKIPPED, outcomes.NOT_IMPLEMENTED)
+                   for c in self.cases.values())
 
     def record(self, case: CaseRecord, phase: str) -> None:
         """Keep the most telling record per case: a failing teardown or setup overrides a
@@ -69,11 +84,16 @@ class RunReport:
     def to_jsonl(self) -> str:
         from hypothesis import settings
 
+        from capconf.conformance.versions import versions
+
         header = {"type": "header", "suite_version": SUITE_VERSION,
                   "spec_version": (self.hello or {}).get("spec_version"),
                   "impl": self.impl, "implementation": (self.hello or {}).get("implementation"),
                   "features": (self.hello or {}).get("features"),
-                  "hypothesis_profile": getattr(settings, "_current_profile", None)}
+                  "hypothesis_profile": getattr(settings, "_current_profile", None),
+                  "versions": versions()}
+        if self.handshake_error is not None:
+            header["handshake_error"] = self.handshake_error
         lines = [json.dumps(header, sort_keys=True)]
         for key in sorted(self.cases):
             lines.append(json.dumps({"type": "case", **self.cases[key].to_json()},
@@ -110,15 +130,16 @@ class RunReport:
         if counts[outcomes.NOT_IMPLEMENTED] and not any(
                 counts[o] for o in outcomes.ALL if o != outcomes.NOT_IMPLEMENTED):
             lines.append("warning: every case was 'not implemented'; nothing was checked")
-        bad = [r for r in rows if r[3] in ("non-compliant",)]
-        lines += [f"  {rid} ({level}): {status}" for rid, level, _, status in bad]
+        bad = [rid for rid, _, _, status in rows if status == "non-compliant"]
+        if bad:
+            lines.append(f"non-compliant: {', '.join(bad)}")
         levels = Counter(c.level for c in self.cases.values() if c.outcome == outcomes.PASSED)
         lines.append(f"passed by level: {levels['MUST']} behaviour (MUST), "
                      f"{levels['REFERENCE']} reference-text")
-        for rec in sorted(self.cases.values(), key=lambda c: c.case):
-            if rec.outcome in outcomes.FAILING:
-                tag = "" if rec.level == "MUST" else " (reference-text)"
-                lines.append(f"  [{rec.outcome}] {rec.case}{tag}: {headline(rec.reason)}")
+        lines += terminal_groups(self.cases.values())
+        if self.nothing_ran:
+            lines.append("error: no case was executed (all deselected, skipped or not "
+                         "implemented); the run does not pass")
         return lines
 
     def to_markdown(self) -> str:
@@ -141,39 +162,5 @@ class RunReport:
                 "|---|---|---|---|---|"]
         out += [f"| {rid} | {titles[rid]} | {level} | {n} | {status} |"
                 for rid, level, n, status in self.requirement_rows()]
-        failing = [c for c in sorted(self.cases.values(), key=lambda c: c.case)
-                   if c.outcome in outcomes.FAILING]
-        if failing:
-            out += ["", "## Failing cases", ""]
-            for c in failing:
-                first = headline(c.reason, 400)
-                out.append(f"- `{c.case}` ({', '.join(c.requirements)}; {c.level}): "
-                           f"**{c.outcome}** {first}")
+        out += markdown_groups(self.cases.values())
         return "\n".join(out) + "\n"
-
-
-_DIFF_MARKERS = ("\n  expected:", "\n  got:", "AssertionError: assert ", "\nassert ")
-
-
-def headline(reason: str, limit: int = 200) -> str:
-    """One line that tells the fix: the failure's first line and, when the failure shows
-    an expected/got pair or a pytest assertion diff, that part first-class, so a cut at
-    ``limit`` characters never drops the difference. Long values are cut in the middle
-    of the value, not before it."""
-    if not reason:
-        return ""
-    lines = [ln.strip() for ln in reason.splitlines() if ln.strip()]
-    first = lines[0]
-    rest = [ln for ln in lines[1:] if ln.startswith(("expected:", "got:"))]
-    if not rest:  # pytest's own rewriting: keep the differing line it names
-        rest = [ln for ln in lines[1:] if ln.startswith(("assert ", "At index", "Differing",
-                                                         "Left ", "Right ", "+", "-"))][:2]
-    if not rest:
-        return first[:limit]
-    budget = max(40, (limit - 3 * len(rest)) // (len(rest) + 1))
-    parts = [_cut(first, budget)] + [_cut(" ".join(ln.split()), budget) for ln in rest]
-    return " | ".join(parts)
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "\u2026"

@@ -68,6 +68,16 @@ def _json_value(value: Any, path: str) -> Any:
     raise WorldFileError(f"`{path}` is a {type(value).__name__}; write it as a string")
 
 
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """The parser's complaint at its line and column (PyYAML's own text names the source
+    `<unicode string>`, which tells a user nothing)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).split("\n", 1)[0]
+    context = getattr(exc, "context", None)
+    where = f" at {_at(mark)}" if mark is not None else ""
+    return f"invalid YAML{where}: {problem}" + (f" ({context})" if context else "")
+
+
 def load_world_file(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as handle:
@@ -85,7 +95,7 @@ def load_world_file(path: Path) -> dict[str, Any]:
         _prescan(text)
         loaded = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise WorldFileError(f"invalid YAML: {exc}") from None
+        raise WorldFileError(_yaml_problem(exc)) from None
     loaded = {} if loaded is None else loaded
     if not isinstance(loaded, dict):
         raise WorldFileError("must be a mapping of world.setup keys")

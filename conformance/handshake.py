@@ -1,0 +1,56 @@
+"""The one message of a run whose implementation failed the handshake.
+
+Before, a driver that could not start failed each of 678 cases the same way (84 s, 3 MB
+of output); the team needs one message: the command, how it ended, its last words on
+stderr, and what to check.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from capconf.conformance.client import (
+    DriverFailure,
+    ImplementationCrashed,
+    ImplementationTimedOut,
+    SubprocessTransport,
+)
+
+STDERR_LINES = 15
+
+
+def _tail(text: str) -> list[str]:
+    lines = [ln.rstrip() for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-STDERR_LINES:]
+
+
+def handshake_message(impl: str, transport: Any, failure: DriverFailure) -> str:
+    """What went wrong at `hello`, and what to check, in one block of text."""
+    lines = ["capconf: the implementation failed the handshake (`hello`); no case was run.",
+             f"  command:     {impl}"]
+    stderr = ""
+    if isinstance(failure, ImplementationCrashed):
+        status = failure.returncode
+        lines.append(f"  exit status: {status if status is not None else '(did not start)'}")
+        stderr = failure.stderr
+    elif isinstance(failure, ImplementationTimedOut):
+        lines.append(f"  result:      {failure.message.splitlines()[0]}")
+    else:
+        lines.append(f"  result:      {failure.outcome}: {failure.message.splitlines()[0]}")
+    if isinstance(transport, SubprocessTransport) and not stderr:
+        stderr = transport.stderr_tail()
+    tail = _tail(stderr)
+    lines.append("  stderr tail:" + ("" if tail else " (nothing on stderr)"))
+    lines += [f"    {ln}" for ln in tail]
+    argv0 = shlex.split(impl)[0] if impl.strip() else impl
+    hint = [f"  check:       that `{argv0}` runs from this directory (try it by hand: "
+            f"echo '{{\"id\":1,\"op\":\"hello\",\"args\":{{}}}}' | {impl}),",
+            "               that it answers each request with one JSON line on stdout "
+            "(logs go to stderr),",
+            "               and that it answers `hello` within --timeout seconds "
+            "(a first `cargo run` or `npx` may compile or download first)."]
+    if isinstance(failure, ImplementationTimedOut):
+        hint.append("               It started but did not answer in time: raise --timeout, "
+                    "or check that it flushes stdout after each line.")
+    return "\n".join(lines + hint)
