@@ -166,15 +166,16 @@ def cmd_validate(ns: argparse.Namespace) -> int:
     driver = _driver(ns.impl, ns.timeout)
     results: list[dict[str, Any]] = []
     status = 0
+    current: str | None = None  # the file being validated, for a failure's message
     try:
         world = _world_args(ns.world, None)
         _setup_world(driver, world, ns.world)
-        for file in files:
-            one, out = _validate_one(driver, file, ns, world)
+        for current in files:
+            one, out = _validate_one(driver, current, ns, world)
             status = max(status, one)
             results.append(out)
     except DriverFailure as exc:
-        return _fail(f"{file}: {exc.message}" if results or files else exc.message)
+        return _fail(f"{current}: {exc.message}" if current else exc.message)
     finally:
         driver.close()
     if ns.json:

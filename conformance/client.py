@@ -19,6 +19,7 @@ import shlex
 import signal
 import subprocess
 import threading
+import time
 import weakref
 from collections import deque
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from typing import IO, Any, Protocol
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 STDERR_TAIL_BYTES = 16 * 1024
+POLL_SECONDS = 0.1
 
 
 def _no_constant(name: str) -> Any:
@@ -186,6 +188,25 @@ class SubprocessTransport:
     def stderr_tail(self) -> str:
         return self._tail.text()
 
+    def _next_line(self, proc: subprocess.Popen[bytes]) -> bytes | None:
+        """The next stdout line, ``None`` once the implementation has ended: at end of
+        file, or when the process it was started as has exited (a grandchild that
+        inherited stdout would otherwise keep the pipe open, and the crash would be
+        waited for until the timeout). Raises ``queue.Empty`` at the timeout."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise queue.Empty
+            try:
+                return self._lines.get(timeout=min(left, POLL_SECONDS))
+            except queue.Empty:
+                if proc.poll() is not None:
+                    try:  # what it wrote before it exited still counts
+                        return self._lines.get(timeout=POLL_SECONDS)
+                    except queue.Empty:
+                        return None
+
     def _discard(self) -> int | None:
         """Kill the implementation's whole process group and reap the leader. The reader
         threads see end-of-file once the group is gone and close their own streams."""
@@ -232,7 +253,7 @@ class SubprocessTransport:
             line: bytes | None = None
         else:
             try:
-                line = self._lines.get(timeout=self.timeout)
+                line = self._next_line(proc)
             except queue.Empty:
                 self._discard()
                 raise ImplementationTimedOut(

@@ -53,10 +53,14 @@ def test_garbage_is_errored_with_the_reason(tmp_path: Path, mode: str) -> None:
     assert expected in reason, reason
 
 
-def test_implementation_that_cannot_start_is_crashed_everywhere(tmp_path: Path) -> None:
+def test_implementation_that_cannot_start_stops_the_run_at_the_handshake(
+        tmp_path: Path) -> None:
+    """Not one `crashed` per case: one message, exit 3, no case run (tests/test_runner_*
+    check the message itself)."""
     run = run_suite(tmp_path, fake("exit-at-start"), "--req", "PROTO-01", "--req", "TOOL-04")
-    assert run.cases and {c["outcome"] for c in run.cases.values()} == {"crashed"}
-    assert all("cannot start (simulated)" in c["reason"] for c in run.cases.values())
+    assert run.returncode == 3 and run.cases == {}
+    assert "cannot start (simulated)" in run.header["handshake_error"]
+    assert run.output.count("cannot start (simulated)") == 1
 
 
 def test_undeclared_features_are_not_implemented_not_failures(tmp_path: Path) -> None:
