@@ -33,7 +33,7 @@ class Detail:
     cause: str | None = None
 
 
-_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<=[.!?])\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)\s+")
 
 
 def first_sentence(text: str) -> str:

@@ -33,6 +33,7 @@ def handshake_message(impl: str, transport: Any, failure: DriverFailure) -> str:
     if isinstance(failure, ImplementationCrashed):
         status = failure.returncode
         lines.append(f"  exit status: {status if status is not None else '(did not start)'}")
+        lines.append(f"  result:      {failure.message.splitlines()[0]}")
         stderr = failure.stderr
     elif isinstance(failure, ImplementationTimedOut):
         lines.append(f"  result:      {failure.message.splitlines()[0]}")

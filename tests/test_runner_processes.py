@@ -13,7 +13,9 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from suite_runner import fixture_env, run_suite
@@ -69,6 +71,25 @@ def read_pid(path: Path) -> int:
     raise AssertionError(f"the wrapper never wrote {path}")
 
 
+def guarded(check: Callable[[], None]) -> None:
+    """Run ``check`` in a thread and fail if it has not ended by GUARD seconds (a hang
+    in the transport must fail the test, not stall the test run)."""
+    errors: list[BaseException] = []
+
+    def body() -> None:
+        try:
+            check()
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=body, daemon=True)
+    thread.start()
+    thread.join(GUARD)
+    assert not thread.is_alive(), f"still blocked after {GUARD} s"
+    if errors:
+        raise errors[0]
+
+
 def test_a_wrapper_that_never_answers_gets_a_verdict(tmp_path: Path) -> None:
     """The issue's own command: before, it was still running after 10 minutes."""
     agent = tmp_path / "agent.md"
@@ -84,6 +105,10 @@ def test_a_grandchild_holding_the_pipes_is_killed_with_its_group(tmp_path: Path)
     """The wrapper's background child keeps stdout and stderr open; a timeout must kill
     it too (closing the pipes used to block on it), and the next request gets a fresh
     process."""
+    guarded(lambda: _grandchild_holding_the_pipes(tmp_path))
+
+
+def _grandchild_holding_the_pipes(tmp_path: Path) -> None:
     pidfile = tmp_path / "sleeper.pid"
     command = wrapped(f"sleep 1000 & echo $! > {shlex.quote(str(pidfile))}; "
                       f"exec {MISBEHAVE} hang definition.parse")
@@ -113,6 +138,10 @@ def test_a_grandchild_flooding_stderr_neither_stalls_nor_hides_the_crash(
         tmp_path: Path) -> None:
     """A grandchild writes to stderr without end and holds the pipes: the driver's crash
     is still reported as a crash (not a timeout) and the flood ends with the group."""
+    guarded(_flood_and_crash)
+
+
+def _flood_and_crash() -> None:
     command = wrapped(f"{FLOOD} & exec {MISBEHAVE} crash definition.parse")
     transport = SubprocessTransport(command, timeout=60)
     try:
@@ -151,7 +180,7 @@ def test_an_outer_kill_stops_the_driver_group_and_says_so(tmp_path: Path) -> Non
     try:
         sleeper = read_pid(pidfile)
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=GUARD)
+        _, err = proc.communicate(timeout=GUARD)
     finally:
         if proc.poll() is None:
             proc.kill()
