@@ -150,11 +150,13 @@ def _validate_one(driver: Driver, file: str, ns: argparse.Namespace,
     severities = {d["severity"] for d in result["diagnostics"]}
     status = 2 if ("error" in severities or not result["loaded"]) else (
         1 if "warning" in severities else 0)
+    located = [(_skill_layer_file(d, world), d) for d in result["diagnostics"]]
+    diagnostics = [{**d, "file": elsewhere} if elsewhere else d for elsewhere, d in located]
     out = {"file": file, "mode": ns.mode, "loaded": result["loaded"],
-           "tools": result["tools"], "diagnostics": result["diagnostics"], "status": status}
+           "tools": result["tools"], "diagnostics": diagnostics, "status": status}
     if not ns.json:
-        for d in result["diagnostics"]:
-            print(_format_diagnostic(_skill_layer_file(d, world) or file, d))
+        for elsewhere, d in located:
+            print(_format_diagnostic(elsewhere or file, d))
         print(f"{file}: granted tools: {', '.join(result['tools']) or '(none)'}")
     return status, out
 
@@ -690,6 +692,9 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signum, _on_signal)
     try:
         return _main(argv)
+    except BrokenPipeError:  # `capconf validate dir/ | head`: the reader left; no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except KeyboardInterrupt:
         kill_all()
         number = TERMINATED[0] if TERMINATED else 2

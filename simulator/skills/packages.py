@@ -212,7 +212,10 @@ def split_front_matter(text: str) -> FrontMatter | None:
             except yaml.YAMLError as err:
                 mark = getattr(err, "problem_mark", None)
                 line = mark.line + 2 if mark is not None else None
-                raise FrontMatterError(f"front matter is not valid YAML: {err}", line) from err
+                # the parser's problem, not its text: that names `<unicode string>`
+                problem = getattr(err, "problem", None) or str(err).split("\n", 1)[0]
+                raise FrontMatterError(f"front matter is not valid YAML: {problem}",
+                                       line) from err
             if data is None:
                 data = {}
             if not isinstance(data, dict):
