@@ -136,10 +136,16 @@ def cause_of(steps: Sequence[Step], outcome: str, message: str, expected: Any,
         if answered is not None:
             return answered
     op = f"`{last.request.get('op')}`" if last is not None else "(no request)"
+    head = message.strip().split("\n", 1)[0] if message.strip() else outcome
+    labelled = _LABELLED.search(head)
+    if labelled is not None:  # "granted tools: expected [...], got [...]": what is wrong
+        return f"{op}: wrong {labelled['label'].strip()}"
     if expected is not None or got is not None:
         return f"{op}: expected {_compact(expected)}, got {_compact(got)}"
-    head = message.strip().split("\n", 1)[0] if message.strip() else outcome
     return f"{op}: {head[:300]}"
+
+
+_LABELLED = re.compile(r"(?:^|\| )(?P<label>[a-z][\w .`-]{0,58}): expected ")
 
 
 def _compact(value: Any) -> str:

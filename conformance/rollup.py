@@ -78,9 +78,11 @@ def terminal_groups(cases: Iterable[CaseRecord]) -> list[str]:
                           f"{group.cause}", WIDTH))
         lines.append(_cut(f"      {first.case}{tag}: {first.detail.rule or first.reason}",
                           WIDTH))
-        if first.detail.expected is not None or first.detail.got is not None:
+        if first.detail.expected is not None:
             lines.append(_cut(f"      expected: {_value(first.detail.expected, 100)}  "
                               f"got: {_value(first.detail.got, 100)}", WIDTH))
+        elif first.detail.got is not None:
+            lines.append(_cut(f"      got: {_value(first.detail.got, 200)}", WIDTH))
         elif first.outcome != outcomes.FAILED or not first.detail.rule:
             lines.append(_cut(f"      {headline(first.reason)}", WIDTH))
         also = _also(group)

@@ -21,6 +21,7 @@ from capconf.conformance.client import DriverFailure, ImplementationError
 from capconf.conformance.exchange import CaseJournal, Step
 from capconf.conformance.failures import (
     Detail,
+    answer_of,
     cause_of,
     exchange_of,
     expected_got_in,
@@ -65,6 +66,11 @@ def describe(category: str, reason: str, exc: BaseException | None, steps: Seque
         pair = expected_got_in(str(exc))
         if pair is not None:
             expected, got = pair
+    if got is None and steps and answer_of(steps[-1]) is not None and not isinstance(
+            exc, DriverFailure):
+        # the case did not say what it compared; the refusal it met is what it got
+        last = steps[-1].response or {}
+        got = jsonable(last.get("result") if last.get("ok") else last.get("error"))
     return Detail(rule_line(requirement_ids, titles, _why(exc, docstring)), expected, got,
                   exchange_of(steps), cause_of(steps, category, reason, expected, got))
 
