@@ -227,10 +227,12 @@ def _start_driver(config: pytest.Config) -> None:
     config.stash[_STASH_DRIVER] = drv
     try:
         drv.hello()
-    except DriverFailure as exc:
+    except Exception as exc:  # a DriverFailure, or an in-process implementation that raised
         import sys
 
-        message = handshake_message(config.getoption("impl"), transport.inner, exc)
+        failure = exc if isinstance(exc, DriverFailure) else DriverFailure(
+            f"the implementation raised {type(exc).__name__}: {exc}")
+        message = handshake_message(config.getoption("impl"), transport.inner, failure)
         config.stash[_STASH_REPORT].handshake_error = message
         print(message, file=sys.stderr)
         pytest.exit("capconf: the implementation failed the handshake; no case was run",

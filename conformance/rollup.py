@@ -119,10 +119,11 @@ def markdown_groups(cases: Iterable[CaseRecord]) -> list[str]:
         for case in group.cases:
             d = case.detail
             out.append(f"- `{case.case}` ({case.level}, **{case.outcome}**): {d.rule}")
-            if d.expected is not None or d.got is not None:
+            if d.expected is not None:
                 out.append(f"  - expected: `{_value(d.expected, 2000)}`")
+            if d.got is not None:
                 out.append(f"  - got: `{_value(d.got, 2000)}`")
-            elif case.outcome != outcomes.FAILED or not d.rule:
+            if d.expected is None and d.got is None:
                 out.append(f"  - {headline(case.reason, 1000)}")
         if first.detail.exchange:
             out += ["", f"Exchange of `{first.case}` (its last requests, ending at the "
