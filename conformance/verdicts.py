@@ -72,7 +72,9 @@ def describe(category: str, reason: str, exc: BaseException | None, steps: Seque
         last = steps[-1].response or {}
         got = jsonable(last.get("result") if last.get("ok") else last.get("error"))
     return Detail(rule_line(requirement_ids, titles, _why(exc, docstring)), expected, got,
-                  exchange_of(steps), cause_of(steps, category, reason, expected, got))
+                  exchange_of(steps), cause_of(steps, category,
+                                               reason if exc is None else str(exc),
+                                               expected, got))
 
 
 # -- a failing case as a scenario ---------------------------------------------------------
