@@ -18,6 +18,7 @@ from typing import Any
 from capconf.conformance.client import DriverFailure
 from capconf.conformance.driver import Driver
 from capconf.conformance.locations import package_file, suite_dir
+from capconf.conformance.report_cli import REPORT_HANDLERS, add_report_parsers
 from capconf.conformance.worldfile import WorldFileError, load_world_file
 
 READ_LIMIT = 1_048_576 + 1  # the spec's definition size limit, plus one byte to exceed it
@@ -93,28 +94,41 @@ def _format_diagnostic(file: str, d: dict[str, Any]) -> str:
 
 
 def cmd_validate(ns: argparse.Namespace) -> int:
-    data, name = _read_definition(ns.definition)
+    from capconf.conformance import lint_formats
+
     driver = _driver(ns.impl, ns.timeout)
+    parsed: list[tuple[str, dict[str, Any]]] = []
     try:
-        driver.request("world.setup", _world_args(ns.world, Path(ns.definition)))
-        result = driver.request("definition.parse", {**_source(data, name), "mode": ns.mode})
+        for file in ns.definition:
+            data, name = _read_definition(file)
+            driver.request("world.setup", _world_args(ns.world, Path(file)))
+            parsed.append((file, driver.request(
+                "definition.parse", {**_source(data, name), "mode": ns.mode})))
     except DriverFailure as exc:
         return _fail(exc.message)
     finally:
         driver.close()
-    severities = {d["severity"] for d in result["diagnostics"]}
-    status = 2 if ("error" in severities or not result["loaded"]) else (
-        1 if "warning" in severities else 0)
-    if ns.json:
-        out = {"file": ns.definition, "mode": ns.mode, "loaded": result["loaded"],
-               "tools": result["tools"], "diagnostics": result["diagnostics"],
-               "status": status}
-        print(json.dumps(out, indent=2, ensure_ascii=False, sort_keys=True))
+    statuses = [_validate_status(result) for _, result in parsed]
+    if ns.format in ("github", "sarif"):
+        sys.stdout.write(lint_formats.render(ns.format, parsed))
+    elif ns.json or ns.format == "json":
+        out = [{"file": file, "mode": ns.mode, "loaded": result["loaded"],
+                "tools": result["tools"], "diagnostics": result["diagnostics"],
+                "status": status} for (file, result), status in zip(parsed, statuses, strict=True)]
+        print(json.dumps(out[0] if len(out) == 1 else out, indent=2, ensure_ascii=False,
+                         sort_keys=True))
     else:
-        for d in result["diagnostics"]:
-            print(_format_diagnostic(ns.definition, d))
-        print(f"{ns.definition}: granted tools: {', '.join(result['tools']) or '(none)'}")
-    return status
+        for file, result in parsed:
+            for d in result["diagnostics"]:
+                print(_format_diagnostic(file, d))
+            print(f"{file}: granted tools: {', '.join(result['tools']) or '(none)'}")
+    return max(statuses)
+
+
+def _validate_status(result: dict[str, Any]) -> int:
+    severities = {d["severity"] for d in result["diagnostics"]}
+    return 2 if ("error" in severities or not result["loaded"]) else (
+        1 if "warning" in severities else 0)
 
 
 def _kb_definition(glob: str) -> str:
@@ -213,7 +227,8 @@ def cmd_run(ns: argparse.Namespace, extra: list[str]) -> int:
             "-p", "capconf.conformance.plugin", "--impl", ns.impl,
             "--impl-timeout", str(ns.timeout)]
     for option, value in (("--report", ns.report), ("--report-md", ns.report_md),
-                          ("--expected-failures", ns.expected_failures)):
+                          ("--expected-failures", ns.expected_failures),
+                          ("--capconf-junit-xml", ns.junit_xml)):
         if value:
             args += [option, value]
     for req in ns.req or []:
@@ -464,6 +479,7 @@ def build_parser() -> argparse.ArgumentParser:
     impl_options(run)
     run.add_argument("--report", help="JSON Lines report file")
     run.add_argument("--report-md", help="Markdown summary file")
+    run.add_argument("--junit-xml", help="JUnit XML file (test cases named by case ID)")
     run.add_argument("--expected-failures", help="baseline of case IDs expected to fail")
     run.add_argument("--req", action="append", help="only cases citing this requirement")
     run.add_argument("--require-features", default="",
@@ -478,9 +494,11 @@ def build_parser() -> argparse.ArgumentParser:
     impl_options(prompt)
 
     validate = sub.add_parser("validate", help="diagnostics; exit 0 clean, 1 warnings, 2 errors")
-    validate.add_argument("definition")
+    validate.add_argument("definition", nargs="+")
     validate.add_argument("--mode", choices=["parse", "save"], default="parse")
     validate.add_argument("--json", action="store_true")
+    validate.add_argument("--format", choices=["text", "json", "github", "sarif"],
+                          default="text", help="github: workflow annotations; sarif: SARIF 2.1.0")
     validate.add_argument("--world", help="world YAML (keys of world.setup)")
     impl_options(validate)
 
@@ -495,6 +513,7 @@ def build_parser() -> argparse.ArgumentParser:
     impl_options(kb)
 
     _add_editor_parsers(sub, impl_options)
+    add_report_parsers(sub)
 
     rec = sub.add_parser("record", help="run a scenario (JSON Lines of requests) and write "
                          "its log for `capconf replay`")
@@ -530,6 +549,7 @@ def main(argv: list[str] | None = None) -> int:
                 "driver": cmd_driver, "matrix": cmd_matrix, "kb-search": cmd_kb_search}
     handlers.update({"candidates": cmd_candidates, "edit": cmd_edit,
                      "record": cmd_record, "replay": cmd_replay})
+    handlers.update(REPORT_HANDLERS)
     if ns.command == "run":
         return cmd_run(ns, extra)
     return int(handlers[ns.command](ns))

@@ -67,8 +67,8 @@ def cmd_diff(ns: argparse.Namespace) -> int:
     return 1 if diff.regressed else 0
 
 
-def add_report_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
-    """Register `report` and `diff` on the `capconf` subparsers; returns their handlers."""
+def add_report_parsers(sub: Any) -> None:
+    """Register `report` and `diff` on the `capconf` subparsers (handlers: REPORT_HANDLERS)."""
     report = sub.add_parser("report", help="render one or several JSON Lines reports as one "
                             "self-contained HTML page and/or Markdown (columns = reports)")
     report.add_argument("reports", nargs="+", metavar="REPORT.jsonl")
@@ -80,4 +80,7 @@ def add_report_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int
                           "removed by requirement; exit 1 on a regression")
     diff.add_argument("old", metavar="OLD.jsonl")
     diff.add_argument("new", metavar="NEW.jsonl")
-    return {"report": cmd_report, "diff": cmd_diff}
+
+
+REPORT_HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "report": cmd_report, "diff": cmd_diff}
