@@ -328,7 +328,12 @@ def cmd_matrix(ns: argparse.Namespace) -> int:
     from capconf.conformance.matrix import build_matrix, ledger_path, render_matrix, updated_ledger
 
     if ns.update_ledger:
-        path = Path(str(ledger_path()))
+        from capconf.conformance.source_tree import NotASourceTree, writable_suite_file
+
+        try:
+            path = writable_suite_file(Path(str(ledger_path())))
+        except NotASourceTree as exc:
+            return _fail(f"matrix: {exc}")
         old = path.read_text(encoding="utf-8") if path.exists() else ""
         cases = {c for row in build_matrix() for c in row.cases}
         path.write_text(updated_ledger(old, cases), encoding="utf-8")

@@ -76,8 +76,9 @@ def render_junit(report: LoadedReport) -> str:
               "failures": str(sum(counts[o] for o in FAILURE)),
               "errors": str(sum(counts[o] for o in ERROR)),
               "skipped": str(sum(counts[o] for o in SKIPPED))}
-    root = ET.Element("testsuites", name="capconf", **totals)
-    suite = ET.SubElement(root, "testsuite", name=_text(f"capconf: {report.label}"), **totals)
+    root = ET.Element("testsuites", {"name": "capconf", **totals})
+    suite = ET.SubElement(root, "testsuite", {"name": _text(f"capconf: {report.label}"),
+                                              **totals})
     props = ET.SubElement(suite, "properties")
     for key in ("impl", "suite_version", "spec_version"):
         value = report.header.get(key)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from html import escape
+from html import escape as _html_escape
 from typing import Any
 
 from capconf.conformance import outcomes
@@ -93,6 +93,15 @@ ul.verdicts li { margin: .3rem 0; } ul.verdicts .st { padding: .1rem .4rem; }
   * { print-color-adjust: exact; -webkit-print-color-adjust: exact; }
   pre { max-height: none; overflow: visible; } }
 """
+
+
+# C0 controls other than tab and newlines are not allowed in HTML text; an
+# implementation's stderr tail may carry them
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def escape(text: str) -> str:
+    return _html_escape(_CONTROL.sub("\ufffd", text))
 
 
 def anchor(prefix: str, text: str) -> str:
@@ -288,10 +297,10 @@ def _why(case: CaseResult) -> str:
     return f'<dl class="why">{"".join(items)}</dl>' if items else ""
 
 
-def _case_rows(case: CaseResult, column: int) -> str:
+def _case_rows(case: CaseResult, column: int, rid: str) -> str:
     cls = "failing" if case.failing else _OUTCOME_CLASS.get(case.outcome, "skipped")
     summary = headline(case.reason) if case.reason else ""
-    row = (f'<tr id="{anchor(f"c{column}", case.case)}"><th scope="row"><code>'
+    row = (f'<tr id="{anchor(f"c{column}", f"{rid} {case.case}")}"><th scope="row"><code>'
            f"{escape(case.case)}</code></th><td class=\"st {cls}\">{escape(case.outcome)}</td>"
            f"<td>{escape(case.level)}</td><td>{escape(summary)}</td></tr>")
     if case.failing or case.outcome == outcomes.EXPECTED_FAILURE:
@@ -305,7 +314,7 @@ def _requirement_cases(row: Row, column: int, name: str) -> str:
     cell = row.cells[column]
     if not cell.cases:
         return ""
-    rows = "".join(_case_rows(c, column) for c in cell.cases)
+    rows = "".join(_case_rows(c, column, row.rid) for c in cell.cases)
     return (f'<section class="req" id="{anchor(f"d{column}", row.rid)}" '
             f'aria-labelledby="{anchor(f"h{column}", row.rid)}">'
             f'<h4 id="{anchor(f"h{column}", row.rid)}"><span class="rid">{escape(row.rid)}'
