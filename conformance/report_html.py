@@ -82,6 +82,7 @@ pre { white-space: pre-wrap; word-break: break-word; margin: .25rem 0; padding: 
   background: var(--head); border: 1px solid var(--line); max-height: 30rem; overflow: auto; }
 dl.why { margin: .25rem 0; } dl.why dt { font-weight: 600; } dl.why dd { margin: 0 0 .4rem 0; }
 section.req { margin: 1rem 0 1.5rem; }
+[id] { scroll-margin-top: .75rem; }
 ul.verdicts { list-style: none; padding: 0; margin: .5rem 0 1rem; font-size: 1.05rem; }
 ul.verdicts li { margin: .3rem 0; } ul.verdicts .st { padding: .1rem .4rem; }
 @media print {
