@@ -3,18 +3,12 @@ capconf's outcomes mapped onto JUnit's kinds."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 from report_support import reference_and_broken
 
 from capconf.conformance.junit import render_junit
 from capconf.conformance.report_file import parse_report
-
-TESTS = Path(__file__).resolve().parent
 
 
 def _cases(xml: str) -> dict[str, ET.Element]:
@@ -55,25 +49,3 @@ def test_outcomes_map_to_failure_error_and_skipped_with_the_reason() -> None:
     assert suite is not None
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors"),
             suite.get("skipped")) == ("5", "2", "1", "1")
-
-
-def test_the_run_writes_junit_named_by_case_id(tmp_path: Path) -> None:
-    """End to end: a broken implementation's run, its failures in JUnit."""
-    out = tmp_path / "junit.xml"
-    env = {**os.environ, "PYTHONPATH": str(TESTS)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "capconf.conformance.cli", "run", "--impl",
-         "python:mutants:dispatcher:lowercase-resolver", "--req", "TOOL-02",
-         "--junit-xml", str(out), "--report", str(tmp_path / "r.jsonl")],
-        capture_output=True, text=True, timeout=300, env=env)
-    assert proc.returncode == 1, proc.stdout[-2000:]
-    cases = _cases(out.read_text(encoding="utf-8"))
-    assert cases and all("::" not in name and "/" not in name for name in cases)
-    failed = [n for n, c in cases.items() if c.find("failure") is not None]
-    assert failed and all(("requirement", "TOOL-02") in _props(cases[n]) for n in failed)
-    # the same bytes as from the JSON Lines report afterwards
-    again = subprocess.run([sys.executable, "-m", "capconf.conformance.cli", "report",
-                            str(tmp_path / "r.jsonl"), "--junit-xml", str(tmp_path / "2.xml")],
-                           capture_output=True, text=True, timeout=120)
-    assert again.returncode == 0
-    assert (tmp_path / "2.xml").read_bytes() == out.read_bytes()
