@@ -18,8 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from capconf.conformance import outcomes
-from capconf.conformance.report import headline
-from capconf.conformance.report_file import CaseResult, LoadedReport, parse_report
+from capconf.conformance.report_file import CaseResult, LoadedReport, parse_report, summary_line
 from capconf.conformance.requirements import requirements
 
 FAILURE = frozenset({outcomes.FAILED, outcomes.STALE})
@@ -61,7 +60,7 @@ def _testcase(parent: ET.Element, case: CaseResult) -> None:
     ET.SubElement(props, "property", name="outcome", value=case.outcome)
     if case.nodeid:
         ET.SubElement(props, "property", name="nodeid", value=_text(case.nodeid))
-    message = _text(f"{case.outcome}: {headline(case.reason, 300)}".rstrip(": "))
+    message = _text(f"{case.outcome}: {summary_line(case.reason, 300)}".rstrip(": "))
     tag = ("failure" if case.outcome in FAILURE else "error" if case.outcome in ERROR
            else "skipped" if case.outcome in SKIPPED else None)
     if tag is not None:

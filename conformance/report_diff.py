@@ -20,8 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from capconf.conformance import outcomes
-from capconf.conformance.report import headline
-from capconf.conformance.report_file import CaseResult, LoadedReport
+from capconf.conformance.report_file import CaseResult, LoadedReport, summary_line
 
 REGRESSED, FIXED, CHANGED, ADDED, REMOVED = "regressed", "fixed", "changed", "added", "removed"
 KINDS = (REGRESSED, FIXED, CHANGED, ADDED, REMOVED)
@@ -41,7 +40,7 @@ class Change:
         after = self.new.outcome if self.new else "absent"
         why = ""
         if self.new is not None and self.new.failing and self.new.reason:
-            why = f": {headline(self.new.reason, 160)}"
+            why = f": {summary_line(self.new.reason, 160)}"
         return f"{self.case}: {before} -> {after}{why}"
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from capconf.conformance import outcomes
+from capconf.conformance.report import headline
 
 MAX_REPORT_BYTES = 64 * 1024 * 1024  # a full run is ~0.3 MiB; refuse anything absurd
 
@@ -87,9 +88,17 @@ class LoadedReport:
         return out
 
 
+def summary_line(reason: str, limit: int = 200) -> str:
+    """`report.headline`, also for a reason that is only whitespace (an implementation's
+    empty stderr line), which has no first line to show."""
+    return headline(reason, limit) if reason.strip() else ""
+
+
 def parse_report(text: str, path: str = "<report>") -> LoadedReport:
     """The report in ``text``; `ReportFileError` with the line of the first problem."""
-    lines = text.splitlines()
+    # JSON Lines ends lines with \n only: a reason written with ensure_ascii=False may
+    # hold U+2028 or U+0085, which str.splitlines() would take for line breaks
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
     if not lines or not lines[0].strip():
         raise ReportFileError(path, 1, "empty report: expected a header line")
     header = _object(lines[0], path, 1)

@@ -18,8 +18,7 @@ from html import escape as _html_escape
 from typing import Any
 
 from capconf.conformance import outcomes
-from capconf.conformance.report import headline
-from capconf.conformance.report_file import CaseResult, LoadedReport
+from capconf.conformance.report_file import CaseResult, LoadedReport, summary_line
 from capconf.conformance.report_matrix import (
     NOT_RUN,
     SUMMARY_ORDER,
@@ -300,7 +299,7 @@ def _why(case: CaseResult) -> str:
 
 def _case_rows(case: CaseResult, column: int, rid: str) -> str:
     cls = "failing" if case.failing else _OUTCOME_CLASS.get(case.outcome, "skipped")
-    summary = headline(case.reason) if case.reason else ""
+    summary = summary_line(case.reason) if case.reason else ""
     row = (f'<tr id="{anchor(f"c{column}", f"{rid} {case.case}")}"><th scope="row"><code>'
            f"{escape(case.case)}</code></th><td class=\"st {cls}\">{escape(case.outcome)}</td>"
            f"<td>{escape(case.level)}</td><td>{escape(summary)}</td></tr>")

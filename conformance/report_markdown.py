@@ -5,8 +5,7 @@ failing cases with their reason."""
 
 from __future__ import annotations
 
-from capconf.conformance.report import headline
-from capconf.conformance.report_file import LoadedReport
+from capconf.conformance.report_file import LoadedReport, summary_line
 from capconf.conformance.report_matrix import SUMMARY_ORDER, Matrix, build_matrix
 
 MAX_FAILING_LINES = 200  # a step summary is limited in size; the HTML has them all
@@ -73,7 +72,7 @@ def _failing(matrix: Matrix) -> list[str]:
             lines += ["", f"## Failing cases: {_cell(name)}", ""]
             for c in bad[:MAX_FAILING_LINES]:
                 lines.append(f"- `{c.case}` ({', '.join(c.requirements)}; {c.level}): "
-                             f"**{c.outcome}** {_cell(headline(c.reason, 300))}")
+                             f"**{c.outcome}** {_cell(summary_line(c.reason, 300))}")
             if len(bad) > MAX_FAILING_LINES:
                 lines.append(f"- \u2026 and {len(bad) - MAX_FAILING_LINES} more "
                              "(the HTML report lists them all)")

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from report_support import FAILED_DETAIL, case, header, jsonl, reference_and_broken
 
 from capconf.conformance.report_file import ReportFileError, load_report, parse_report
@@ -62,3 +64,39 @@ def test_unreadable_and_non_utf8_files_are_located(tmp_path: Path) -> None:
 def test_unknown_line_kinds_are_ignored_so_the_format_can_grow() -> None:
     text = jsonl(header(), {"type": "timing", "x": 1}, case("a", ["DEF-01"]))
     assert list(parse_report(text).cases) == ["a"]
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.text(max_size=400))
+def test_any_text_is_a_report_or_a_located_error(text: str) -> None:
+    try:
+        parse_report(text, "r.jsonl")
+    except ReportFileError as exc:
+        assert exc.line is not None and exc.line >= 1
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                     lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.sampled_from(["type", "case", "outcome",
+                                                        "requirements", "exchange", "level",
+                                                        "reason", "got"]), inner,
+                                       max_size=5), max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(_json, max_size=4))
+def test_any_json_lines_are_a_report_or_a_located_error(values: list[object]) -> None:
+    import json
+
+    text = jsonl(header(), *[{"type": "case", "case": "x", "outcome": "passed"}]) + "".join(
+        json.dumps(v) + "\n" for v in values)
+    try:
+        parse_report(text, "r.jsonl")
+    except ReportFileError as exc:
+        assert exc.line is not None and exc.line >= 2
+
+
+def test_unicode_line_separators_inside_a_value_are_not_line_breaks() -> None:
+    """The writer keeps non-ASCII text as is, so a reason may hold U+2028 or U+0085."""
+    text = jsonl(header(), case("a", ["DEF-01"], "failed", "one\u2028two\x85three"))
+    assert parse_report(text).cases["a"].reason == "one\u2028two\x85three"

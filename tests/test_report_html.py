@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from report_support import case, header, jsonl, reference_and_broken
 
 from capconf.conformance.report_file import LoadedReport, parse_report
@@ -160,3 +162,19 @@ def test_markdown_of_a_fully_compliant_report_says_so() -> None:
     assert "Requirements not compliant everywhere" in text  # DEF-02.. are not run
     good = parse_report(jsonl(header(), case("a", ["DEF-01"])))
     assert "1/7 compliant" in render_markdown([good])
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.text(min_size=1, max_size=20),
+                          st.sampled_from(["DEF-01", "TOOL-02", "KB-01", "NEW-01"]),
+                          st.sampled_from(["passed", "failed", "crashed", "not implemented"]),
+                          st.text(max_size=30)),
+                max_size=8, unique_by=lambda t: t[0]))
+def test_any_case_ids_and_reasons_give_unique_ids_and_landing_links(
+        rows: list[tuple[str, str, str, str]]) -> None:
+    report = parse_report(jsonl(header(), *[case(c, [r], o, why) for c, r, o, why in rows]))
+    text = render_html([report, report])
+    page = _page(text)
+    assert len(page.ids) == len(set(page.ids))
+    assert {h[1:] for h in page.hrefs} <= set(page.ids)
+    assert page.fetching == []
