@@ -167,11 +167,15 @@ def _verdicts(matrix: Matrix) -> str:
         items.append(f'<li><span class="st {_status_class(worst)}"><span aria-hidden="true">'
                      f"{icon}</span> {escape(verdict)}</span>{more}: "
                      f'<a href="#impl-{i}">{escape(name)}</a></li>')
-    return f'<ul class="verdicts">{"".join(items)}</ul>'
+    versions = sorted({r.suite_version or "unknown" for r in matrix.reports})
+    note = ("" if len(versions) == 1 else
+            f'<p class="note">These reports come from different suite versions '
+            f"({escape(', '.join(versions))}): a requirement a report has no case for "
+            "is shown as <em>not run</em>.</p>")
+    return f'<ul class="verdicts">{"".join(items)}</ul>{note}'
 
 
 def _implementations(matrix: Matrix) -> str:
-    versions = sorted({r.suite_version or "unknown" for r in matrix.reports})
     rows = []
     for i, (report, name) in enumerate(zip(matrix.reports, matrix.labels, strict=True)):
         h = report.header
@@ -188,16 +192,12 @@ def _implementations(matrix: Matrix) -> str:
             f"{escape(str(h.get('spec_version', '?')))}</td>"
             f"<td>{escape(feats)}</td><td>{len(report.cases)}: {escape(cases)}</td>"
             f"<td><code>{escape(report.path)}</code></td></tr>")
-    note = ("" if len(versions) == 1 else
-            f'<p class="note">These reports come from different suite versions '
-            f"({escape(', '.join(versions))}): a requirement a report has no case for "
-            "is shown as <em>not run</em>.</p>")
     return ('<section aria-labelledby="impls"><h2 id="impls">Implementations</h2>'
             "<table><caption>The reports shown as columns</caption><thead><tr>"
             '<th scope="col">Implementation</th><th scope="col">Run with <code>--impl</code>'
             '</th><th scope="col">Suite / spec version</th><th scope="col">Declared features'
             '</th><th scope="col">Cases</th><th scope="col">Report file</th></tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table>{note}</section>")
+            f"<tbody>{''.join(rows)}</tbody></table></section>")
 
 
 def _nav(matrix: Matrix) -> str:

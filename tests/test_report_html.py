@@ -178,3 +178,11 @@ def test_any_case_ids_and_reasons_give_unique_ids_and_landing_links(
     assert len(page.ids) == len(set(page.ids))
     assert {h[1:] for h in page.hrefs} <= set(page.ids)
     assert page.fetching == []
+
+
+def test_reports_of_different_suite_versions_say_so_at_the_top() -> None:
+    old = parse_report(jsonl(header(suite_version="0.0.9"), case("a", ["DEF-01"])), "old")
+    new = parse_report(jsonl(header(), case("a", ["DEF-01"])), "new")
+    text = render_html([old, new])
+    assert text.index("different suite versions (0.0.9, 0.1.0)") < text.index('id="summary"')
+    assert "different suite versions" not in render_html([new, new])
