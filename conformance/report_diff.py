@@ -94,14 +94,20 @@ def diff_reports(old: LoadedReport, new: LoadedReport) -> ReportDiff:
     return ReportDiff(old, new, common, tuple(changes))
 
 
+def _who(report: LoadedReport) -> str:
+    impl = report.header.get("impl")
+    return f"{report.label}, --impl {impl}" if isinstance(impl, str) and impl else report.label
+
+
 def render_diff(diff: ReportDiff) -> str:
     """Plain text: a header line per report, the version note, then each kind of change
     grouped by requirement, and a closing count line."""
-    lines = [f"old: {diff.old.path} ({diff.old.label}, suite {diff.old.suite_version})",
-             f"new: {diff.new.path} ({diff.new.label}, suite {diff.new.suite_version})"]
+    old_v, new_v = diff.old.suite_version or "unknown", diff.new.suite_version or "unknown"
+    lines = [f"old: {diff.old.path} ({_who(diff.old)}, suite {old_v})",
+             f"new: {diff.new.path} ({_who(diff.new)}, suite {new_v})"]
     if diff.versions_differ:
         lines.append(f"note: the reports come from different suite versions "
-                     f"({diff.old.suite_version} and {diff.new.suite_version}); outcomes are "
+                     f"({old_v} and {new_v}); outcomes are "
                      f"compared on the {diff.common} case IDs both know, and added or removed "
                      "cases may be the suite's change, not the implementation's")
     for kind in KINDS:
