@@ -18,6 +18,7 @@ from typing import Any
 from capconf.conformance.client import DriverFailure, ImplementationError, kill_all
 from capconf.conformance.driver import Driver
 from capconf.conformance.locations import package_file, suite_dir
+from capconf.conformance.report_cli import REPORT_HANDLERS, add_report_parsers
 from capconf.conformance.worldfile import WorldFileError, load_world_file
 
 READ_LIMIT = 1_048_576 + 1  # the spec's definition size limit, plus one byte to exceed it
@@ -154,7 +155,7 @@ def _validate_one(driver: Driver, file: str, ns: argparse.Namespace,
     diagnostics = [{**d, "file": elsewhere} if elsewhere else d for elsewhere, d in located]
     out = {"file": file, "mode": ns.mode, "loaded": result["loaded"],
            "tools": result["tools"], "diagnostics": diagnostics, "status": status}
-    if not ns.json:
+    if not ns.json and ns.format == "text":
         for elsewhere, d in located:
             print(_format_diagnostic(elsewhere or file, d))
         print(f"{file}: granted tools: {', '.join(result['tools']) or '(none)'}")
@@ -164,6 +165,8 @@ def _validate_one(driver: Driver, file: str, ns: argparse.Namespace,
 def cmd_validate(ns: argparse.Namespace) -> int:
     """Every file (and every definition file in every folder) named, against one
     world; the exit status is the worst of them."""
+    from capconf.conformance import lint_formats
+
     files = [f for arg in ns.definitions for f in _definition_files(arg)]
     driver = _driver(ns.impl, ns.timeout)
     results: list[dict[str, Any]] = []
@@ -180,7 +183,9 @@ def cmd_validate(ns: argparse.Namespace) -> int:
         return _fail(f"{current}: {exc.message}" if current else exc.message)
     finally:
         driver.close()
-    if ns.json:
+    if ns.format in ("github", "sarif"):
+        sys.stdout.write(lint_formats.render(ns.format, [(r["file"], r) for r in results]))
+    elif ns.json or ns.format == "json":
         single = len(ns.definitions) == 1 and not Path(ns.definitions[0]).is_dir()
         shown: Any = results[0] if single else {"files": results, "status": status}
         print(json.dumps(shown, indent=2, ensure_ascii=False, sort_keys=True))
@@ -322,7 +327,8 @@ def _run_args(ns: argparse.Namespace, extra: list[str]) -> list[str]:
             "--impl-timeout", str(ns.timeout)]
     for option, value in (("--report", ns.report), ("--report-md", ns.report_md),
                           ("--expected-failures", ns.expected_failures),
-                          ("--save-failures", ns.save_failures)):
+                          ("--save-failures", ns.save_failures),
+                          ("--capconf-junit-xml", ns.junit_xml)):
         if value:
             args += [option, value]
     for req in ns.req or []:
@@ -446,7 +452,12 @@ def cmd_matrix(ns: argparse.Namespace) -> int:
     from capconf.conformance.matrix import build_matrix, ledger_path, render_matrix, updated_ledger
 
     if ns.update_ledger:
-        path = Path(str(ledger_path()))
+        from capconf.conformance.source_tree import NotASourceTree, writable_suite_file
+
+        try:
+            path = writable_suite_file(Path(str(ledger_path())))
+        except NotASourceTree as exc:
+            return _fail(f"matrix: {exc}")
         old = path.read_text(encoding="utf-8") if path.exists() else ""
         cases = {c for row in build_matrix() for c in row.cases}
         path.write_text(updated_ledger(old, cases), encoding="utf-8")
@@ -614,6 +625,7 @@ def build_parser() -> argparse.ArgumentParser:
     impl_options(run)
     run.add_argument("--report", help="JSON Lines report file")
     run.add_argument("--report-md", help="Markdown summary file")
+    run.add_argument("--junit-xml", help="JUnit XML file (test cases named by case ID)")
     run.add_argument("--expected-failures", help="baseline of case IDs expected to fail")
     run.add_argument("--req", action="append", help="only cases citing this requirement")
     run.add_argument("--require-features", default="",
@@ -640,6 +652,8 @@ def build_parser() -> argparse.ArgumentParser:
                           help="a definition file, or a folder of them (.md .yaml .yml .json)")
     validate.add_argument("--mode", choices=["parse", "save"], default="parse")
     validate.add_argument("--json", action="store_true")
+    validate.add_argument("--format", choices=["text", "json", "github", "sarif"],
+                          default="text", help="github: workflow annotations; sarif: SARIF 2.1.0")
     validate.add_argument("--world", help="world YAML (keys of world.setup)")
     impl_options(validate)
 
@@ -654,6 +668,7 @@ def build_parser() -> argparse.ArgumentParser:
     impl_options(kb)
 
     _add_editor_parsers(sub, impl_options)
+    add_report_parsers(sub)
 
     rec = sub.add_parser("record", help="run a scenario (JSON Lines of requests) and write "
                          "its log for `capconf replay`")
@@ -716,6 +731,7 @@ def _main(argv: list[str] | None = None) -> int:
                 "driver": cmd_driver, "matrix": cmd_matrix, "kb-search": cmd_kb_search}
     handlers.update({"candidates": cmd_candidates, "edit": cmd_edit,
                      "record": cmd_record, "replay": cmd_replay})
+    handlers.update(REPORT_HANDLERS)
     if ns.command == "run":
         return cmd_run(ns, extra)
     return int(handlers[ns.command](ns))

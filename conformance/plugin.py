@@ -37,6 +37,7 @@ from capconf.conformance.gates import (
 )
 from capconf.conformance.handshake import handshake_message
 from capconf.conformance.harness import Harness
+from capconf.conformance.junit import write_junit
 from capconf.conformance.report import CaseRecord, RunReport
 from capconf.conformance.requirements import requirements
 from capconf.conformance.verdicts import describe, save_scenario
@@ -82,6 +83,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="seconds to wait for each response (default 20)")
     group.addoption("--report", default=None, help="write a JSON Lines report here")
     group.addoption("--report-md", default=None, help="write a Markdown summary here")
+    group.addoption("--capconf-junit-xml", default=None, help="write JUnit XML (case IDs) here")
     group.addoption("--expected-failures", default=None,
                     help="file of case IDs expected to fail (one per line, # comments)")
     group.addoption("--req", action="append", default=[],
@@ -382,6 +384,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         Path(config.getoption("report")).write_text(run.to_jsonl(), encoding="utf-8")
     if config.getoption("report_md"):
         Path(config.getoption("report_md")).write_text(run.to_markdown(), encoding="utf-8")
+    if config.getoption("capconf_junit_xml"):
+        write_junit(config.getoption("capconf_junit_xml"), run.to_jsonl())
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -23,3 +23,11 @@ def serve_stdio() -> int:
     from capconf.simulator.protocol.stdio import serve
 
     return serve()
+
+
+def diagnostic_help() -> dict[str, tuple[str, str]]:
+    """Diagnostic code -> (requirement ID, meaning): SPEC.md section 12, which every
+    implementation's codes follow; the help text of `capconf validate --format sarif`."""
+    from capconf.simulator.core.diagnostic_catalog import all_kinds
+
+    return {k.code: (k.requirement, k.summary) for k in all_kinds()}
