@@ -87,6 +87,13 @@ def decode_line(line: bytes) -> Any | WireError:
     if text.startswith("\ufeff"):
         return WireError("bad_json", "the line starts with a byte order mark; JSON Lines "
                          "must not carry one")
+    return decode_text(text)
+
+
+def decode_text(text: str) -> Any | WireError:
+    """A JSON text (a request line, or JSON a tool argument carries) to a value, with the
+    request's parse limits (no NaN/Infinity, 64-bit integers, the C parser's depth
+    guard), or the refusal. The value is not yet checked: see :func:`find_problem`."""
     try:
         value = json.loads(text, parse_constant=_refuse_constant, parse_int=_parse_int,
                            parse_float=_parse_float)
