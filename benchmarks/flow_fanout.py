@@ -6,6 +6,11 @@ session, event log), then the script waits for every report.
 Run: `python benchmarks/flow_fanout.py [--runs 3] [--sizes 1000 10000] [--runtime process|thread]`
 (FLOW-02: the script runtime; the default is the reference's default, `process`). Prints the median
 time per size and the ratio of the largest to the smallest (linear: ratio ~ size ratio).
+
+`--log-sizes 1000 10000 100000` then reads the delegation log (`delegation.log`, the whole
+tree, through the dispatcher and the stdio edge's encoder) after a fan-out of each size,
+and prints the read time per size and the ratio largest/smallest against the size ratio
+(linear: about equal). The smallest size is the baseline measured in the same run.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 
 from capconf.conformance.cases import default_world
 from capconf.simulator.protocol.dispatcher import Dispatcher
+from capconf.simulator.protocol.wire import encode_response
 
 WORKER = "name: worker\ndescription: d\ntools: [read]\nprompt: Work.\n"
 LEAD = "name: lead\ndescription: d\ntools: [Task]\nprompt: Lead.\n"
@@ -25,6 +31,12 @@ SCRIPT = "hs = [spawn('worker', 'part') for i in range({n})]\nemit(len(wait(hs))
 
 
 def once(n: int, runtime: str) -> float:
+    return fan_out(n, runtime)[0]
+
+
+def fan_out(n: int, runtime: str, read_log: bool = False) -> tuple[float, float]:
+    """Seconds for the fan-out of ``n`` children, and (with ``read_log``) for one read of
+    the whole delegation log afterwards (0.0 otherwise)."""
     dispatcher = Dispatcher()
     counter = iter(range(1, 1_000_000))
 
@@ -42,8 +54,16 @@ def once(n: int, runtime: str) -> float:
                          responses={"worker": {"report": {"ok": True}}})
         elapsed = time.perf_counter() - start
         assert result["status"] == "completed" and result["result"] == [n], result["error"]
+        log_read = 0.0
+        if read_log:
+            start = time.perf_counter()
+            response = dispatcher.handle({"id": next(counter), "op": "delegation.log",
+                                          "args": {}})
+            line = encode_response(response)
+            log_read = time.perf_counter() - start
+            assert response["ok"] and len(response["result"]["events"]) >= 3 * n, len(line)
         request("shutdown")
-    return elapsed
+    return elapsed, log_read
 
 
 def main() -> None:
@@ -51,6 +71,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--runtime", default="process")
+    parser.add_argument("--log-sizes", type=int, nargs="*", default=[],
+                        help="also time a delegation.log read after these fan-outs")
     args = parser.parse_args()
     medians = {}
     for n in args.sizes:
@@ -59,6 +81,15 @@ def main() -> None:
     small, large = min(medians), max(medians)
     print(f"ratio {large}/{small}: {medians[large] / medians[small]:.2f} "
           f"(size ratio {large / small:.0f})")
+    if args.log_sizes:
+        reads = {n: statistics.median(fan_out(n, args.runtime, read_log=True)[1]
+                                      for _ in range(args.runs)) for n in args.log_sizes}
+        for n, seconds in reads.items():
+            print(f"{n:>6} children: delegation.log read {seconds:.3f} s "
+                  f"(median of {args.runs})")
+        small, large = min(reads), max(reads)
+        print(f"log read ratio {large}/{small}: {reads[large] / reads[small]:.2f} "
+              f"(size ratio {large / small:.0f})")
 
 
 if __name__ == "__main__":
