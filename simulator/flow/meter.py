@@ -36,6 +36,7 @@ from typing import Any, cast
 
 from capconf.simulator.flow import bounds as _bounds
 from capconf.simulator.flow.bounds import BOUNDS, Bounds
+from capconf.simulator.protocol.wire import _has_surrogate as has_surrogate
 
 MIN_INT, MAX_INT = -(2**63), 2**63 - 1
 
@@ -421,11 +422,7 @@ def portable_json_problem(value: Any, bounds: Bounds = BOUNDS) -> str | None:
 
 
 def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return text.isascii() or not has_surrogate(text)
 
 
 def _is_int(value: Any) -> bool:
