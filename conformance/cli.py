@@ -390,7 +390,8 @@ def cmd_edit(ns: argparse.Namespace) -> int:
     the edit is refused, 2 on errors."""
     path = Path(ns.definition)
     try:
-        original = cli_files.snapshot(ns.definition, "definition", READ_LIMIT)
+        original = cli_files.snapshot(ns.definition, "definition", READ_LIMIT,
+                                      follow=not ns.write)
         edit = _edit_arg(ns)
     except cli_files.InputError as exc:
         return _fail(str(exc))

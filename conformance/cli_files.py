@@ -112,18 +112,17 @@ def read_input_text(path: str, what: str, limit: int = MAX_INPUT_BYTES) -> str:
         raise InputError(f"{path}:{line}", "not UTF-8") from None
 
 
-def snapshot(path: str, what: str, limit: int) -> Snapshot:
-    """A file to be edited and maybe written back: read like any input, but a symbolic
-    link is refused here already, since ``--write`` would have to write through it."""
-    fd, info = _open(path, what, os.O_NOFOLLOW)
+def snapshot(path: str, what: str, limit: int, *, follow: bool) -> Snapshot:
+    """A file to be edited: at most ``limit`` bytes, like :func:`read_prefix` (the editor
+    reports a document over its size limit). With ``follow=False`` (``--write``) a
+    symbolic link is refused here already, since the write would go through it."""
+    fd, info = _open(path, what, 0 if follow else os.O_NOFOLLOW)
     try:
-        data = _read(fd, limit + 1)
+        data = _read(fd, limit)
     except OSError as exc:
         raise InputError(path, f"cannot read {what}: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
-    if len(data) > limit:
-        raise InputError(path, f"the {what} is larger than {limit:,} bytes")
     return Snapshot(path, data, info.st_dev, info.st_ino)
 
 

@@ -120,6 +120,8 @@ def test_edit_write_refuses_to_write_through_a_symbolic_link(
     _refused(code, err, str(link))
     assert "symbolic link" in err
     assert victim.read_text() == AGENT and link.is_symlink()
+    code, out, err = run_cli(capsys, "edit", str(link), "--set", "description=x")
+    assert code == 0 and "description: x" in out, err  # reading through it is fine
 
 
 def test_edit_write_replaces_the_file_atomically(capsys: pytest.CaptureFixture[str],
@@ -138,14 +140,14 @@ def test_edit_write_replaces_the_file_atomically(capsys: pytest.CaptureFixture[s
 def test_a_file_changed_since_it_was_read_is_not_overwritten(agent: Path) -> None:
     from capconf.conformance import cli_files
 
-    original = cli_files.snapshot(str(agent), "definition", 1 << 20)
+    original = cli_files.snapshot(str(agent), "definition", 1 << 20, follow=False)
     agent.write_text(AGENT + "# someone else's change\n")
     with pytest.raises(cli_files.InputError, match="changed since it was read"):
         cli_files.write_back(original, b"name: b\n")
     assert agent.read_text().endswith("someone else's change\n")
     replaced = agent.parent / "other.md"
     replaced.write_text(AGENT)
-    original = cli_files.snapshot(str(agent), "definition", 1 << 20)
+    original = cli_files.snapshot(str(agent), "definition", 1 << 20, follow=False)
     os.replace(replaced, agent)  # same bytes, another file
     with pytest.raises(cli_files.InputError, match="changed since it was read"):
         cli_files.write_back(original, b"name: b\n")
