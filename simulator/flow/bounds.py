@@ -32,9 +32,11 @@ class Bounds:
     emits: int = 10_000
     """``emit`` calls of one run."""
     # -- the backstop at the I/O edge (never the model's bound) ------------------------
-    seconds: float = 10.0
-    """Wall time of the script's own work (time the host spends serving it excluded)."""
-    cpu_seconds: int = 10
+    seconds: float = 60.0
+    """Wall time of the script's own work (time the host spends serving it excluded).
+    Far above what the counted bounds allow on an idle machine (a few seconds), so a
+    loaded machine does not turn a normal script into a verdict."""
+    cpu_seconds: int = 60
     """The process runtime's RLIMIT_CPU."""
     memory_bytes: int = 1 << 30
     """The process runtime's RLIMIT_AS."""
