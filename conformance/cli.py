@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from capconf.conformance import cli_files
 from capconf.conformance.client import DriverFailure, ImplementationError, kill_all
 from capconf.conformance.driver import Driver
 from capconf.conformance.locations import package_file, suite_dir
@@ -75,12 +76,10 @@ def _setup_world(driver: Driver, args: dict[str, Any], world_file: str | None) -
 
 
 def _read_definition(path_text: str) -> tuple[bytes, str]:
-    path = Path(path_text)
     try:
-        with path.open("rb") as handle:
-            return handle.read(READ_LIMIT), path.name
-    except OSError as exc:
-        raise SystemExit(_fail(f"cannot read {path_text}: {exc.strerror or exc}")) from None
+        return cli_files.read_prefix(path_text, "definition", READ_LIMIT), Path(path_text).name
+    except cli_files.InputError as exc:
+        raise SystemExit(_fail(str(exc))) from None
 
 
 def _source(data: bytes, name: str) -> dict[str, Any]:
@@ -367,13 +366,9 @@ def cmd_run(ns: argparse.Namespace, extra: list[str]) -> int:
 
 def _read_text(path_text: str, what: str) -> str:
     try:
-        return Path(path_text).read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise SystemExit(_fail(f"cannot read {what} {path_text}: {exc.strerror or exc}")
-                         ) from None
-    except UnicodeDecodeError as exc:
-        line = Path(path_text).read_bytes()[:exc.start].count(b"\n") + 1
-        raise SystemExit(_fail(f"{path_text}:{line}: not UTF-8")) from None
+        return cli_files.read_input_text(path_text, what)
+    except cli_files.InputError as exc:
+        raise SystemExit(_fail(str(exc))) from None
 
 
 def _exchange_with(driver: Driver) -> Any:
@@ -422,7 +417,10 @@ def cmd_record(ns: argparse.Namespace) -> int:
         return _fail(f"recording failed: the implementation {exc.outcome}: {exc.message}", 1)
     finally:
         driver.close()
-    Path(ns.out).write_text(replay.render_log(recording), encoding="utf-8")
+    try:
+        cli_files.write_output(ns.out, replay.render_log(recording), "log")
+    except cli_files.InputError as exc:
+        return _fail(str(exc))
     print(f"recorded {len(recording.steps)} steps to {ns.out}")
     return 0
 
@@ -495,12 +493,9 @@ def _edit_arg(ns: argparse.Namespace) -> dict[str, Any]:
     elif field in _EDIT_LIST_FIELDS:
         value = [n.strip() for n in text.split(",")] if text.strip() else []
     elif field == "knowledge":
-        try:
-            value = json.loads(text)
-        except ValueError as exc:
-            raise SystemExit(_fail(f"--set knowledge=: not JSON: {exc}")) from None
+        value = cli_files.parse_json_option(text, "--set knowledge")
     elif field == "body" and text.startswith("@"):
-        value = _read_text(text[1:], "--set body=@ file")
+        value = cli_files.option_file_text(text[1:], "--set body=@ file", READ_LIMIT)
     else:
         value = text
     return {"field": field, "value": value}
@@ -539,10 +534,12 @@ def cmd_edit(ns: argparse.Namespace) -> int:
     the edit is refused, 2 on errors."""
     path = Path(ns.definition)
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return _fail(f"cannot read {path}: {exc.strerror or exc}")
-    edit = _edit_arg(ns)
+        original = cli_files.snapshot(ns.definition, "definition", READ_LIMIT,
+                                      follow=not ns.write)
+        edit = _edit_arg(ns)
+    except cli_files.InputError as exc:
+        return _fail(str(exc))
+    data = original.data
     driver = _driver(ns.impl, ns.timeout)
     try:
         _setup_world(driver, _world_args(ns.world, path), ns.world)
@@ -564,7 +561,10 @@ def cmd_edit(ns: argparse.Namespace) -> int:
         return 3
     out = base64.b64decode(result["document_b64"])
     if ns.write:
-        path.write_bytes(out)
+        try:
+            cli_files.write_back(original, out)
+        except cli_files.InputError as exc:
+            return _fail(str(exc))
     else:
         sys.stdout.buffer.write(out)
     for d in result["diagnostics"]:

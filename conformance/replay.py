@@ -41,6 +41,13 @@ WORDING_KEYS = frozenset({"message", "error_message"})
 
 NOT_IN_A_SCENARIO = {"hello": "`hello` describes the implementation, not the scenario"}
 
+MAX_DEPTH = 200
+"""Nesting of one line; the comparer and the id mapping walk values recursively, so a
+deeper line is a bad log, refused before anything walks it."""
+MAX_FILES = 10_000
+MAX_PATH_BYTES = 4_096
+MAX_NAME_BYTES = 255
+
 
 class LogError(Exception):
     """A log or scenario that cannot be replayed, with the line it is wrong at."""
@@ -84,18 +91,73 @@ def _lines(text: str) -> Iterator[tuple[int, dict[str, Any]]]:
             raise LogError(number, f"not JSON ({exc})") from None
         except RecursionError:
             raise LogError(number, "nested too deeply") from None
+        if _depth(value) > MAX_DEPTH:
+            raise LogError(number, f"nested deeper than {MAX_DEPTH} levels")
         if not isinstance(value, dict):
             raise LogError(number, f"a line is a JSON object, not {type(value).__name__}")
         yield number, value
 
 
+def _depth(value: Any) -> int:
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            if deepest > MAX_DEPTH:
+                return deepest
+            stack.extend((child, depth + 1)
+                         for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
 def _files(header: Mapping[str, Any]) -> dict[str, str]:
     files = header.get("files", {})
-    if not isinstance(files, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) and k and not k.startswith("/")
-            and ".." not in k.split("/") for k, v in files.items()):
+    if not isinstance(files, dict):
         raise LogError(1, "`files` maps workspace-relative paths to text")
+    if len(files) > MAX_FILES:
+        raise LogError(1, f"`files` names more than {MAX_FILES:,} files")
+    for key, text in files.items():
+        problem = _file_key_problem(key) or (
+            None if isinstance(text, str) and _utf8(text) else "must map to UTF-8 text")
+        if problem is not None:
+            shown = json.dumps(key)[:80] if isinstance(key, str) else repr(key)
+            raise LogError(1, f"`files` key {shown}: {problem}")
+    names = set(files)
+    for key in files:
+        parts = key.split("/")
+        for end in range(1, len(parts)):
+            if "/".join(parts[:end]) in names:
+                raise LogError(1, f"`files` key {json.dumps(key)[:80]}: "
+                               f"{json.dumps('/'.join(parts[:end]))[:80]} is also a file; a "
+                               "path cannot be a file and a folder")
     return dict(files)
+
+
+def _file_key_problem(key: Any) -> str | None:
+    """Why ``key`` is not a workspace-relative file path a replay can create, or None."""
+    if not isinstance(key, str) or not key:
+        return "must be a non-empty path"
+    if not _utf8(key) or "\x00" in key:
+        return "contains a NUL or a lone surrogate"
+    if key.startswith("/"):
+        return "must be relative to the workspace"
+    if len(key.encode("utf-8")) > MAX_PATH_BYTES:
+        return f"is longer than {MAX_PATH_BYTES:,} bytes"
+    for part in key.split("/"):
+        if part in ("", ".", ".."):
+            return "has an empty, `.` or `..` component"
+        if len(part.encode("utf-8")) > MAX_NAME_BYTES:
+            return f"has a name longer than {MAX_NAME_BYTES} bytes"
+    return None
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _request(number: int, value: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:

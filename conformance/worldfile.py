@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from capconf.conformance import cli_files
+
 MAX_BYTES = 1_048_576
 MAX_DEPTH = 32
 MAX_NODES = 20_000
@@ -80,10 +82,9 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
 
 def load_world_file(path: Path) -> dict[str, Any]:
     try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise WorldFileError(exc.strerror or str(exc)) from None
+        data = cli_files.read_prefix(str(path), "world file", MAX_BYTES + 1)
+    except cli_files.InputError as exc:
+        raise WorldFileError(exc.message) from None
     if len(data) > MAX_BYTES:
         raise WorldFileError(f"larger than the {MAX_BYTES:,}-byte limit")
     try:

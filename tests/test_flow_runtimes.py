@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 from flow_support import flow_world, run_on
 
-from capconf.simulator.flow import interpreter
+from capconf.simulator.flow import bounds, interpreter
+from capconf.simulator.flow.bounds import Bounds
 from capconf.simulator.flow.engine import WorkflowRun, _finish
+from capconf.simulator.flow.meter import Meter
 from capconf.simulator.flow.runtimes import RUNTIMES, Serve
 from capconf.simulator.flow.tool import PARAMETERS, check_arguments
 
@@ -60,10 +62,10 @@ def test_both_runtimes_give_the_same_run(tmp_path: Path, name: str) -> None:
         assert first["error"]["line"] == SCRIPTS[name].count("\n")
 
 
-def test_the_thread_runtime_has_a_step_budget(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(interpreter, "STEP_BUDGET", 50)
+def test_the_thread_runtime_has_a_step_budget() -> None:
     channel = interpreter.QueueChannel()
-    end = interpreter.run(channel, "for i in range(10 ** 9):\n    x = [j for j in range(3)]\n")
+    end = interpreter.run(channel, "for i in range(10 ** 9):\n    x = [j for j in range(3)]\n",
+                          Meter(Bounds(steps=50)))
     assert end["code"] == "FLOW-STEP-BUDGET"
 
 
@@ -145,7 +147,7 @@ def _escapes() -> list[tuple[str, str]]:
 def test_escape_attempts_fail_on_the_thread_runtime_too(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, script: str) -> None:
     """The FLOW-01 escape battery (the suite runs it on the default runtime)."""
-    monkeypatch.setattr(interpreter, "STEP_BUDGET", 10_000)
+    monkeypatch.setattr(bounds, "BOUNDS", Bounds(steps=10_000))
     result = run_on(tmp_path / "ws", "thread", script + "h = spawn('worker', 'after')\n")
     assert result["status"] == "failed" and result["children"] == []
     assert result["error"]["code"] in ("FLOW-RESTRICTED", "FLOW-STEP-BUDGET",

@@ -17,11 +17,14 @@ what was sent and the last test prints it.
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
 import math
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +35,7 @@ from hypothesis import strategies as st
 from capconf.conformance.client import SubprocessTransport, strict_json
 from capconf.conformance.protocol import validate_response
 from capconf.conformance.reference import make_dispatcher
+from capconf.simulator.core.world import world_keys
 from capconf.simulator.protocol.op_tables import all_ops
 
 REQUESTS = {"in-process": 0, "subprocess": 0}
@@ -169,6 +173,122 @@ for name in ("prompt.assemble", "tools.mounted", "definition.save"):
 SAFE_OPS = sorted(op for op in all_ops() if op != "shutdown")
 
 
+# ------------------------------------------------- every op, every argument (mined)
+
+PROTOCOL = Path(__file__).resolve().parents[1] / "conformance" / "protocol"
+ARG_READERS = ("get", "pop")
+"""``args.get("k")``: a read of argument ``k``; so are ``args["k"]``, ``"k" in args`` and
+any call ``helper(args, "k", ...)`` (``_str(args, "agent")``, ``session.agent(args)``)."""
+
+
+@cache
+def mined_arguments() -> dict[str, tuple[str, ...]]:
+    """Every argument each op reads, found in the source of its handler and of every
+    function it hands ``args`` to (through any module): the op tables are the ops
+    ``hello`` lists, so no op and no argument is left to a hand-written table."""
+    mined = {op: set(_reads(handler, 0)) | set(OP_ARGS.get(op, {}))
+             for op, handler in all_ops().items()}
+    mined["world.setup"] |= set(world_keys())  # read as `for key in args` and checked
+    return {op: tuple(sorted(keys)) for op, keys in mined.items()}
+
+
+@cache
+def _reads(func: Any, depth: int) -> frozenset[str]:
+    try:
+        source = inspect.getsource(func)
+    except (OSError, TypeError):
+        return frozenset()
+    tree = ast.parse(inspect.cleandoc("\n" + source) if source[:1].isspace() else source)
+    keys = _keys_read(tree)
+    if depth < 4:
+        names = getattr(func, "__globals__", {})
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and any(
+                    isinstance(a, ast.Name) and a.id in ("args", "arguments", "raw")
+                    for a in node.args) and isinstance(node.func, ast.Name):
+                callee = names.get(node.func.id)
+                if inspect.isfunction(callee):
+                    keys |= _reads(callee, depth + 1)
+    return frozenset(keys)
+
+
+def _keys_read(tree: ast.AST) -> set[str]:
+    keys: set[str] = set()
+
+    def is_args(node: ast.AST) -> bool:
+        return isinstance(node, ast.Name) and node.id in ("args", "arguments", "raw")
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and is_args(node.value) and isinstance(
+                node.slice, ast.Constant) and isinstance(node.slice.value, str):
+            keys.add(node.slice.value)
+        elif isinstance(node, ast.Compare) and any(is_args(c) for c in node.comparators) \
+                and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+            keys.add(node.left.value)
+        elif isinstance(node, ast.Call):
+            func, params = node.func, node.args
+            if isinstance(func, ast.Attribute) and func.attr in ARG_READERS and is_args(
+                    func.value) and params and isinstance(params[0], ast.Constant):
+                keys.add(str(params[0].value))
+            elif params and is_args(params[0]):
+                keys.update(str(p.value) for p in params[1:]
+                            if isinstance(p, ast.Constant) and isinstance(p.value, str))
+                if isinstance(func, ast.Attribute) and func.attr == "agent":
+                    keys.add("agent")
+    return {k for k in keys if k and k.isidentifier()}
+
+
+@cache
+def schema_properties() -> dict[str, Any]:
+    """Every property the result schemas (conformance/protocol/*.json) name, with its
+    schema: an argument that shares a result's name (``status``, ``runtime``,
+    ``connector``, ``agent_type``...) is generated from that schema as well."""
+    found: dict[str, Any] = {}
+    stack: list[Any] = [json.loads(p.read_text()) for p in sorted(PROTOCOL.glob("*.json"))]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for name, sub in (item.get("properties") or {}).items():
+                if isinstance(sub, dict) and "$ref" not in sub:
+                    found.setdefault(name, sub)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+WORKSPACE = "@workspace"
+"""Replaced by the fixture's workspace when sent, so a world can be valid."""
+HINTS: dict[str, st.SearchStrategy[Any]] = {
+    "agent": st.sampled_from(["agent-1", "agent-2", "agent-99", ""]),
+    "parent": st.sampled_from(["agent-1", "nope"]),
+    "source": SOURCE,
+    "script": st.sampled_from(["emit(1)", "h = spawn('fuzz', 'p')\nemit(wait([h]))",
+                               "x = 'a' * 10**7", "emit(float('nan'))", "import os"]),
+    "workspace": st.sampled_from([WORKSPACE, WORKSPACE, ".", "/", "../x"]),
+}
+
+
+def argument(op: str, name: str) -> st.SearchStrategy[Any]:
+    choices = [HOSTILE, JSON]
+    if name in OP_ARGS.get(op, {}):
+        choices.append(OP_ARGS[op][name])
+    if name in HINTS:
+        choices.append(HINTS[name])
+    if name in schema_properties():
+        choices.append(from_schema(schema_properties()[name]))
+    return st.one_of(*choices)
+
+
+def every_argument(op: str) -> st.SearchStrategy[dict[str, Any]]:
+    names = mined_arguments()[op]
+    return st.fixed_dictionaries({}, optional={n: argument(op, n) for n in names})
+
+
+# The default (`ci`) tier stays cheap; `--hypothesis-profile=explore` scales it up.
+MINED_EXAMPLES = 12 if settings.default.max_examples <= 50 else settings.default.max_examples // 4
+
+
 def op_args(op: str) -> st.SearchStrategy[Any]:
     table = OP_ARGS.get(op, {})
     args = st.fixed_dictionaries({}, optional={k: st.one_of(v, v, HOSTILE)
@@ -277,6 +397,44 @@ def test_every_op_in_process(in_process: Fixture, op: str, data: st.DataObject) 
     in_process.call(op, data.draw(op_args(op)))
     if op == "world.setup":
         in_process.setup()
+
+
+@pytest.mark.parametrize("op", SAFE_OPS)
+@settings(max_examples=MINED_EXAMPLES)
+@given(data=st.data())
+def test_every_argument_of_every_op_in_process(in_process: Fixture, op: str,
+                                               data: st.DataObject) -> None:
+    """Each argument any op reads, valid-looking (schema, hints) or hostile."""
+    args = data.draw(every_argument(op))
+    if args.get("workspace") == WORKSPACE:
+        args["workspace"] = str(in_process.workspace)
+    in_process.call(op, args)
+    if op in ("world.setup", "delegation.setup"):
+        in_process.setup()
+
+
+def test_mined_arguments_cover_every_op_and_known_arguments() -> None:
+    mined = mined_arguments()
+    assert set(mined) == set(all_ops())
+    assert {"agent", "script", "runtime", "responses"} <= set(mined["flow.run"])
+    assert {"parent", "source", "background"} <= set(mined["agent.spawn"])
+    assert "argv" in mined["exec.run"] and "endpoint" in mined["conn.custom.register"]
+
+
+@pytest.mark.parametrize(("op", "args"), [
+    ("agent.spawn", {"source": DEFINITION, "parent": []}),
+    ("world.setup", {"workspace": WORKSPACE, "skills": {"vm_type": []}}),
+])
+def test_internal_answers_the_fuzz_found(in_process: Fixture, op: str,
+                                         args: dict[str, Any]) -> None:
+    """Bug (issue 21): both answered ``internal`` (an unhashable list)."""
+    if args.get("workspace") == WORKSPACE:
+        args = {**args, "workspace": str(in_process.workspace)}
+    response = in_process.call(op, args)
+    assert response["ok"] is False, response
+    assert response["error"]["code"] in ("bad_request", "world_invalid"), response
+    assert response["error"]["path"][-1] in ("parent", "vm_type"), response
+    in_process.setup()
 
 
 def _tools(fixture: Fixture) -> list[dict[str, Any]]:

@@ -126,6 +126,73 @@ def test_workflow_spawns_obey_the_limits_and_waits_never_hang(impl: Harness) -> 
     assert result["status"] == "failed" and len(result["children"]) == 1, result
 
 
+BOUNDED = [
+    ("sum-range", "x = sum(range(10 ** 13))\n"),
+    ("tower-power", "x = 9 ** 9 ** 9\n"),
+    ("huge-repeat", "x = 'a' * 10 ** 12\n"),
+    ("huge-list", "x = [0] * 10 ** 12\n"),
+]
+
+
+@pytest.mark.parametrize(("name", "script"), [pytest.param(n, s, id=n, marks=pytest.mark.case(
+    f"flow.run.bounded.{n}")) for n, s in BOUNDED])
+@pytest.mark.req("FLOW-01")
+def test_a_script_that_would_exhaust_the_host_meets_a_bound(impl: Harness, name: str,
+                                                            script: str) -> None:
+    """Bug: the step budget counts the script's lines, not the work inside one builtin,
+    so one line runs for hours or grows the driver until it is killed."""
+    for runtime in _runtimes(impl):
+        result = _run_on(impl, runtime, "h = spawn('worker', 'first')\n" + script)
+        assert result["status"] == "failed", (runtime, result)
+        assert isinstance(result["error"].get("code"), str), (runtime, result["error"])
+        assert len(result["children"]) == 1, (runtime, result["children"])
+
+
+CHANNEL_VALUES = [
+    ("nan", "emit(float('nan'))\n"),
+    ("infinity", "emit([float('inf')])\n"),
+    ("beyond-64-bit", "emit(2 ** 70)\n"),
+    ("lone-surrogate", "emit('a\\ud800b')\n"),
+    ("surrogate-prompt", "h2 = spawn('worker', 'a\\ud800b')\nemit(1)\n"),
+]
+
+
+@pytest.mark.parametrize(("name", "script"), [pytest.param(n, s, id=n, marks=pytest.mark.case(
+    f"flow.run.channel-value.{n}")) for n, s in CHANNEL_VALUES])
+@pytest.mark.req("FLOW-01")
+def test_a_value_json_cannot_carry_fails_the_script_at_its_line(impl: Harness, name: str,
+                                                                 script: str) -> None:
+    """Bug: `emit(float('nan'))` answers `internal`; a lone surrogate in a prompt makes a
+    later `delegation.context` fail."""
+    for runtime in _runtimes(impl):
+        result = _run_on(impl, runtime, "h = spawn('worker', 'first')\n" + script)
+        assert result["status"] == "failed" and result["result"] == [], (runtime, result)
+        assert result["error"].get("line") == 2, (runtime, result["error"])
+        assert len(result["children"]) == 1, (runtime, result["children"])
+        impl.driver.request("delegation.context", {"agent": result["children"][0]})
+        impl.driver.request("delegation.log", {})
+
+
+OBSERVED = [
+    ("str-of-spawn", "emit(str(spawn))\n"),
+    ("set-attribute", "spawn.x = 5\nemit(spawn.x)\n"),
+    ("repr-of-a-method", "emit(repr([].append))\n"),
+]
+
+
+@pytest.mark.parametrize(("name", "script"), [pytest.param(n, s, id=n, marks=pytest.mark.case(
+    f"flow.run.same-bytes-everywhere.{n}")) for n, s in OBSERVED])
+@pytest.mark.req("FLOW-01", "FLOW-02")
+def test_what_a_script_observes_is_the_same_on_every_runtime_and_run(
+        impl: Harness, name: str, script: str) -> None:
+    """Bug: `emit(str(spawn))` carries a memory address; `spawn.x = 5` works on one
+    runtime only."""
+    runs = [_run_on(impl, runtime, script) for runtime in _runtimes(impl) for _ in range(2)]
+    seen = {json.dumps([r["status"], r["result"], (r["error"] or {}).get("code"),
+                        (r["error"] or {}).get("line")], sort_keys=True) for r in runs}
+    assert len(seen) == 1, seen
+
+
 # -- FLOW-02 ------------------------------------------------------------------------
 
 WORDING_KEYS = frozenset({"description", "title", "examples", "$comment"})

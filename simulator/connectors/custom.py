@@ -17,6 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 PROVIDER = re.compile(r"custom\.[a-z0-9][a-z0-9_-]{0,62}\Z")
+MAX_URL = 2_048
+"""Bytes of an endpoint URL (what browsers and servers commonly accept)."""
+MAX_HOST = 253
+"""Characters of a DNS name (RFC 1035)."""
 _LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)\Z")
 _URL = re.compile(r"(?P<scheme>[^:/?#]*)://(?P<authority>[^/?#]*)(?P<path>[^?#]*)(?P<rest>.*)\Z",
                   re.S)
@@ -46,6 +50,8 @@ def _ascii_host(host: str) -> bool:
 
 
 ENDPOINT_RULES: tuple[tuple[str, str, Callable[[re.Match[str], str], bool]], ...] = (
+    ("length", f"the URL must be at most {MAX_URL:,} characters",
+     lambda m, url: len(url) <= MAX_URL),
     ("ascii", "the URL must be printable ASCII without spaces or backslashes",
      lambda m, url: url.isascii() and url.isprintable() and " " not in url and "\\" not in url),
     ("https", "the scheme must be https",
@@ -54,20 +60,24 @@ ENDPOINT_RULES: tuple[tuple[str, str, Callable[[re.Match[str], str], bool]], ...
      lambda m, url: "@" not in m.group("authority")),
     ("port-443", "the port must be 443 (or omitted)",
      lambda m, url: _host_of(m.group("authority"))[1] in (None, "443")),
-    ("dns-host", "the host must be a DNS name of lower-case ASCII labels: no IP literal, no "
+    ("dns-host", "the host must be a DNS name (at most 253 characters) of lower-case ASCII "
+     "labels: no IP literal, no "
      "IDN, no percent-encoding, no empty label",
-     lambda m, url: _ascii_host(_host_of(m.group("authority"))[0])),
+     lambda m, url: len(_host_of(m.group("authority"))[0]) <= MAX_HOST
+     and _ascii_host(_host_of(m.group("authority"))[0])),
     ("no-query", "no query in the endpoint URL", lambda m, url: "?" not in m.group("rest")),
     ("no-fragment", "no fragment in the endpoint URL", lambda m, url: "#" not in m.group("rest")),
-    ("path", "the path must be empty or start with `/`, with no `%` escapes, no `.` or `..` "
-     "segments",
+    ("path", "the path must be empty or start with `/`, with no `%` escapes, no `;` "
+     "parameters (`..;/`), no `.` or `..` segments",
      lambda m, url: (m.group("path") in ("", "/") or m.group("path").startswith("/"))
-     and "%" not in m.group("path")
+     and "%" not in m.group("path") and ";" not in m.group("path")
      and not {".", ".."} & set(m.group("path").split("/"))),
 )
 
 
 def check_endpoint(url: str) -> EndpointRefusal | None:
+    if isinstance(url, str) and len(url) > MAX_URL:  # before any regular expression
+        return EndpointRefusal("length", ENDPOINT_RULES[0][1])
     match = _URL.match(url) if isinstance(url, str) else None
     if match is None:
         return EndpointRefusal("absolute", "the endpoint must be an absolute URL")

@@ -20,6 +20,8 @@ from typing import Any
 import yaml
 
 from capconf.simulator.approval.decision import Verdict
+from capconf.simulator.definition.yamlsource import SourceError, check_text_size
+from capconf.simulator.definition.yamlsource import _prescan as _definition_prescan
 
 _COMMAND = re.compile(r"^- `(?P<name>[^`\s]+)`(?:\s*->\s*`(?P<target>[^`\s]+)`)?")
 METHOD = re.compile(r"[a-z][A-Za-z0-9_]*(\.[a-z][A-Za-z0-9_]*)*\Z")
@@ -103,9 +105,34 @@ class Connector:
     """``availability.channels``: the channels that reveal it (empty: every channel)."""
 
 
-def _yaml(text: str, file: str) -> dict[str, Any]:
+MAX_COMMANDS = 2_000
+"""Documented commands in one CONNECTOR.md: a connector's command surface is a short list
+(the largest seed connector has a few dozen); more is refused, not scanned."""
+
+
+def prescan_yaml(text: str) -> None:
+    _definition_prescan(text, 0)
+
+
+def check_size(text: str, file: str) -> None:
+    """Every connector file has a definition's size limit (1 MiB)."""
     try:
+        check_text_size(text, file)
+    except SourceError as exc:
+        raise ConnectorError(file, (), exc.message) from None
+
+
+def _yaml(text: str, file: str) -> dict[str, Any]:
+    """A connector's YAML with a definition's limits (size, 32 levels, 20,000 nodes, no
+    aliases), checked on the event stream before PyYAML builds (and recurses into) a
+    node graph: a manifest nested 20,000 levels is a located refusal."""
+    check_size(text, file)
+    try:
+        prescan_yaml(text)
         data = yaml.safe_load(text)
+    except SourceError as exc:
+        where = f" (line {exc.line}, column {exc.column})" if exc.line else ""
+        raise ConnectorError(file, (), f"{exc.message}{where}") from None
     except yaml.YAMLError as exc:
         raise ConnectorError(file, (), f"not valid YAML: {exc}") from None
     if not isinstance(data, dict):
@@ -136,7 +163,9 @@ def _strings(value: Any, file: str, path: tuple[str | int, ...]) -> tuple[str, .
 
 
 def parse_commands(text: str) -> tuple[tuple[str, ...], dict[str, str]]:
-    commands: list[str] = []
+    """Linear in the document: commands are kept in a dict (ordered, O(1) membership)."""
+    check_size(text, "CONNECTOR.md")
+    commands: dict[str, None] = {}
     shortcuts: dict[str, str] = {}
     in_section = False
     for line in text.splitlines():
@@ -153,7 +182,10 @@ def parse_commands(text: str) -> tuple[tuple[str, ...], dict[str, str]]:
                                      "a shortcut must name the method it runs: `+x` -> `m`")
             shortcuts[name] = target
         elif METHOD.match(name) and name not in commands:
-            commands.append(name)
+            commands[name] = None
+        if len(commands) + len(shortcuts) > MAX_COMMANDS:
+            raise ConnectorError("CONNECTOR.md", ("Commands",), f"documents more than "
+                                 f"{MAX_COMMANDS:,} commands and shortcuts")
     for short, target in shortcuts.items():
         if target not in commands:
             raise ConnectorError("CONNECTOR.md", ("Commands", short),
@@ -235,8 +267,9 @@ def parse_connector(files: Mapping[str, str]) -> Connector:
     manifest_text = files.get("manifest.yaml")
     manifest = None if manifest_text is None else parse_manifest(manifest_text)
     if manifest is not None:
+        known = {m.name for g in manifest.groups for m in g.methods}
         for method in commands:
-            if manifest.method(method) is None:
+            if method not in known:
                 raise ConnectorError("manifest.yaml", ("actions",),
                                      f"documented command {method!r} has no action policy")
     return Connector(

@@ -20,7 +20,7 @@ from capconf.simulator.approval.chain import chain_of, decide_card, hold
 from capconf.simulator.approval.decision import Attendance, Verdict
 from capconf.simulator.connectors.custom import EndpointRefusal, register
 from capconf.simulator.connectors.gates import Environment
-from capconf.simulator.connectors.model import ConnectorError, parse_connector
+from capconf.simulator.connectors.model import ConnectorError, check_size, parse_connector
 from capconf.simulator.connectors.outcomes import Outcome, OutcomeError, parse_outcome
 from capconf.simulator.connectors.runtime import Account, ConnectorRuntime
 from capconf.simulator.core.envelope import ToolResult, failure, success
@@ -225,6 +225,15 @@ def op_conn_custom_register(session: Session, args: Mapping[str, Any]) -> Any:
     connector.yaml / CONNECTOR.md) are accepted and ignored for policy: there is no
     manifest, so nothing in them can declare a permission (CONN-10)."""
     runtime = _runtime(session)
+    files = args.get("files", {})
+    if not isinstance(files, dict) or not all(isinstance(t, str) for t in files.values()):
+        raise ProtocolError("bad_request", "`files` maps file names to text", ("args", "files"))
+    for name, text in files.items():
+        try:
+            check_size(text, name)  # ignored for policy, but held to the files' limits
+        except ConnectorError as exc:
+            raise ProtocolError("connector_invalid", f"{name}: {exc.message}",
+                                ("args", "files", name)) from None
     made = register(args.get("provider"), args.get("endpoint"), args.get("allowed_tools"))
     if isinstance(made, EndpointRefusal):
         return failure("endpoint_refused", made.message, {"rule": made.rule},

@@ -16,7 +16,6 @@ from capconf.simulator.core.diagnostics import Mode
 from capconf.simulator.delegation.capability import DelegationCapability, DelegationError
 from capconf.simulator.delegation.host import END_STATES
 from capconf.simulator.delegation.lineage import DEFAULT_MAX_DEPTH, DEFAULT_MAX_FANOUT, Limits
-from capconf.simulator.delegation.log import to_text
 from capconf.simulator.delegation.tools import (
     builtin_agent_types,
     capability_of,
@@ -108,8 +107,8 @@ def op_delegation_log(session: Session, args: Mapping[str, Any]) -> Any:
     agent = args.get("agent")
     if agent is not None and not isinstance(agent, str):
         raise ProtocolError("bad_request", "`agent` must be an agent id", ("args", "agent"))
-    events = _capability(session).log.of(agent)
-    return {"events": events, "text": to_text(events)}
+    log = _capability(session).log
+    return {"events": log.of(agent), "text": log.text_of(agent)}
 
 
 def op_history_append(session: Session, args: Mapping[str, Any]) -> Any:

@@ -10,12 +10,12 @@ CALL-03 envelope (BIN-02).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from capconf.simulator.core.envelope import ToolResult, failure, success
+from capconf.simulator.protocol import wire
 
 STATES: tuple[tuple[str, str], ...] = (
     ("not_provisioned", "the executor is not installed on the host; nothing can reveal it"),
@@ -99,17 +99,32 @@ def _help(executor: Executor) -> ToolResult:
                     "commands": [*executor.shortcuts, *executor.methods, "schema", "--help"]})
 
 
+def _params(text: str) -> Any:
+    """``--params`` is read as a request is (PROTO-03): a model writes it, so NaN, a lone
+    surrogate, deep nesting or a huge integer is the caller's ``invalid_arguments``, never
+    a value the envelope cannot carry."""
+    value = wire.decode_text(text)
+    if isinstance(value, wire.WireError):
+        return failure("invalid_arguments", f"--params is not JSON: {value.message}", {},
+                       terminal_for_attempt=True)
+    found = wire.find_problem(value)
+    if found is not None:
+        where = "/".join(str(p) for p in found[0])
+        return failure("invalid_arguments", f"--params {'`' + where + '` ' if where else ''}"
+                       f"{found[1]}", {"path": [str(p) for p in found[0]]},
+                       terminal_for_attempt=True)
+    return value
+
+
 def _invoke(executor: Executor, method: str, rest: list[str]) -> ToolResult:
     params: Any = {}
     if rest:
         if len(rest) != 2 or rest[0] != "--params":
             return failure("invalid_arguments", "usage: <method> [--params JSON]",
                            {"argv": rest}, terminal_for_attempt=True)
-        try:
-            params = json.loads(rest[1])
-        except json.JSONDecodeError as exc:
-            return failure("invalid_arguments", f"--params is not JSON: {exc.msg}",
-                           {"position": exc.pos}, terminal_for_attempt=True)
+        params = _params(rest[1])
+        if isinstance(params, ToolResult):
+            return params
         if not isinstance(params, dict):
             return failure("invalid_arguments", "--params must be a JSON object", {},
                            terminal_for_attempt=True)

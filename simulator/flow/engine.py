@@ -23,6 +23,8 @@ from capconf.simulator.delegation.capability import (
     DelegationError,
 )
 from capconf.simulator.delegation.host import RUNNING
+from capconf.simulator.flow.bounds import BOUNDS
+from capconf.simulator.flow.meter import portable_json_problem
 from capconf.simulator.flow.runtimes import DEFAULT_RUNTIME, ScriptRuntime, runtime_named
 
 
@@ -109,7 +111,13 @@ def _serve(capability: DelegationCapability, run: WorkflowRun, message: Mapping[
         run.event("workflow.waited", handles=len(out))
         return out
     if call == "emit":
-        run.emitted.append(message.get("value"))
+        value = message.get("value")
+        problem = portable_json_problem(value)
+        if problem is not None:  # a runtime's bug: the meter refuses these first
+            raise _Refusal("FLOW-BAD-VALUE", f"emit: {problem}")
+        if len(run.emitted) >= BOUNDS.emits:
+            raise _Refusal("FLOW-LIMIT", f"more than {BOUNDS.emits:,} values emitted")
+        run.emitted.append(value)
         return None
     raise _Refusal("bad_request", f"unknown host call {call!r}")
 
@@ -118,6 +126,12 @@ def _spawn(capability: DelegationCapability, run: WorkflowRun, message: Mapping[
            factory: AgentFactory) -> None:
     """A pipelined spawn: after a refusal, later spawns are not attempted."""
     if run.refusal is not None:
+        return
+    problem = next((p for p in (portable_json_problem(message.get(k)) for k in
+                                ("agent_type", "prompt", "implementer")) if p), None)
+    if problem is not None:  # a runtime's bug: the meter refuses these first
+        run.refusal = {"code": "FLOW-BAD-VALUE", "message": f"spawn: {problem}",
+                       "line": message.get("line")}
         return
     try:
         handoff = capability.delegate(

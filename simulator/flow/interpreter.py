@@ -17,27 +17,14 @@ import queue
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from capconf.simulator.flow.restricted import SAFE_BUILTINS, STEP_BUDGET, check_script
+from capconf.simulator.flow.meter import FlowLimit, HostFunction, Meter
+from capconf.simulator.flow.restricted import SAFE_BUILTINS, check_script
 from capconf.simulator.flow.worker import HostRefused
 
-BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
-    ast.Pow: operator.pow, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
-    ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.BitAnd: operator.and_,
-    ast.MatMult: operator.matmul,
-}
 UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
     ast.Not: operator.not_, ast.USub: operator.neg, ast.UAdd: operator.pos,
     ast.Invert: operator.invert,
 }
-COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_,
-    ast.IsNot: operator.is_not, ast.In: lambda a, b: a in b,
-    ast.NotIn: lambda a, b: a not in b,
-}
-CONVERSIONS: dict[int, Callable[[Any], str]] = {115: str, 114: repr, 97: ascii}
 
 
 class QueueChannel:
@@ -50,23 +37,26 @@ class QueueChannel:
     def __init__(self) -> None:
         self.to_host: queue.Queue[dict[str, Any]] = queue.Queue()
         self.to_worker: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.cancelled = False
+        """Set by the host when it stopped waiting (the deadline backstop): the evaluator
+        ends at its next step instead of running on unobserved."""
 
     def send(self, message: dict[str, Any]) -> None:
-        self.to_host.put(json.loads(json.dumps(message, sort_keys=True)))
+        self.send_text(json.dumps(message, sort_keys=True))
+
+    def send_text(self, text: str) -> None:
+        """One message already encoded by the meter (:meth:`Meter.encode`)."""
+        self.to_host.put(json.loads(text))
 
     def answer(self, message: dict[str, Any]) -> None:
         self.to_worker.put(json.loads(json.dumps(message, sort_keys=True)))
 
-    def ask(self, message: dict[str, Any]) -> Any:
-        self.send(message)
+    def ask_text(self, text: str) -> Any:
+        self.send_text(text)
         answer = self.to_worker.get()
         if not answer["ok"]:
             raise HostRefused(answer["code"], answer["message"], answer.get("line"))
         return answer["result"]
-
-
-class StepBudgetExceeded(Exception):
-    pass
 
 
 class _Break(Exception):
@@ -87,37 +77,41 @@ class ScriptError(Exception):
 
 
 class Interpreter:
-    def __init__(self, channel: QueueChannel) -> None:
+    def __init__(self, channel: QueueChannel, meter: Meter | None = None) -> None:
         self.channel = channel
-        self.steps = 0
+        self.meter = meter or Meter()
         self.spawned = 0
         self.globals: dict[str, Any] = {}
         self.line = 0
-        self.host: dict[str, Any] = {"spawn": self._spawn, "wait": self._wait,
-                                     "emit": self._emit}
+        self.host: dict[str, Any] = {"spawn": HostFunction("spawn", self._spawn),
+                                     "wait": HostFunction("wait", self._wait),
+                                     "emit": HostFunction("emit", self._emit)}
 
     # -- the host API ----------------------------------------------------------------
 
     def _spawn(self, agent_type: str, prompt: str, implementer: str = "fresh") -> str:
         self.spawned += 1
         handle = f"h{self.spawned}"
-        self.channel.send({"call": "spawn", "handle": handle, "agent_type": agent_type,
-                           "prompt": prompt, "implementer": implementer, "line": self.line})
+        self.channel.send_text(self.meter.encode(
+            {"call": "spawn", "handle": handle, "agent_type": agent_type, "prompt": prompt,
+             "implementer": implementer, "line": self.line}, "spawn"))
         return handle
 
     def _wait(self, handles: list[str]) -> list[Any]:
-        result: list[Any] = self.channel.ask({"call": "wait", "handles": list(handles)})
+        result: list[Any] = self.channel.ask_text(self.meter.encode(
+            {"call": "wait", "handles": list(handles)}, "wait"))
         return result
 
     def _emit(self, value: Any) -> None:
-        self.channel.ask({"call": "emit", "value": value})
+        self.meter.emitted()
+        self.channel.ask_text(self.meter.encode({"call": "emit", "value": value}, "emit"))
 
     # -- statements ------------------------------------------------------------------
 
     def _tick(self) -> None:
-        self.steps += 1
-        if self.steps > STEP_BUDGET:
-            raise StepBudgetExceeded
+        if getattr(self.channel, "cancelled", False):
+            raise FlowLimit("FLOW-LIMIT", "the host stopped waiting for the script")
+        self.meter.step()
 
     def run_body(self, body: list[ast.stmt], scope: list[dict[str, Any]]) -> None:
         for statement in body:
@@ -128,8 +122,10 @@ class Interpreter:
         self.line = node.lineno
         try:
             self._statement(node, scope)
-        except (ScriptError, HostRefused, StepBudgetExceeded, _Break, _Continue):
+        except (ScriptError, HostRefused, _Break, _Continue):
             raise
+        except FlowLimit as exc:
+            raise ScriptError(exc, node.lineno) from None
         except Exception as exc:
             raise ScriptError(exc, node.lineno) from None
 
@@ -166,19 +162,24 @@ class Interpreter:
         self.run_body(node.orelse, scope)
 
     def _augassign(self, node: ast.AugAssign, scope: list[dict[str, Any]]) -> None:
-        op = BINARY[type(node.op)]
+        name = type(node.op).__name__
         target = node.target
+
+        def op(left: Any, right: Any) -> Any:
+            return self.meter.binop(name, left, right)
+
         if isinstance(target, ast.Name):
-            self._set(target.id, op(self._lookup(target.id, scope), self.expr(node.value,
-                                                                               scope)), scope)
+            current = self._lookup(target.id, scope)
+            self._set(target.id, op(current, self.expr(node.value, scope)), scope)
         elif isinstance(target, ast.Subscript):
             holder, key = self.expr(target.value, scope), self.expr(target.slice, scope)
-            holder[key] = op(holder[key], self.expr(node.value, scope))
+            current = self.meter.index(holder, key)
+            holder[key] = op(current, self.expr(node.value, scope))
         else:
             assert isinstance(target, ast.Attribute)
             holder = self.expr(target.value, scope)
-            setattr(holder, target.attr,
-                    op(getattr(holder, target.attr), self.expr(node.value, scope)))
+            current = getattr(holder, target.attr)
+            setattr(holder, target.attr, op(current, self.expr(node.value, scope)))
 
     def assign(self, target: ast.expr, value: Any, scope: list[dict[str, Any]]) -> None:
         if isinstance(target, ast.Name):
@@ -215,9 +216,9 @@ class Interpreter:
     def expr(self, node: ast.expr, scope: list[dict[str, Any]]) -> Any:
         try:
             return self._expr(node, scope)
-        except (ScriptError, HostRefused, StepBudgetExceeded, _Break, _Continue):
+        except (ScriptError, HostRefused, _Break, _Continue):
             raise
-        except Exception as exc:
+        except Exception as exc:  # FlowLimit included: located at the expression
             raise ScriptError(exc, getattr(node, "lineno", self.line)) from None
 
     def _expr(self, node: ast.expr, scope: list[dict[str, Any]]) -> Any:
@@ -226,8 +227,8 @@ class Interpreter:
         if isinstance(node, ast.Name):
             return self._lookup(node.id, scope)
         if isinstance(node, ast.BinOp):
-            return BINARY[type(node.op)](self.expr(node.left, scope),
-                                         self.expr(node.right, scope))
+            left = self.expr(node.left, scope)
+            return self.meter.binop(type(node.op).__name__, left, self.expr(node.right, scope))
         if isinstance(node, ast.UnaryOp):
             return UNARY[type(node.op)](self.expr(node.operand, scope))
         if isinstance(node, ast.BoolOp):
@@ -241,7 +242,7 @@ class Interpreter:
             left = self.expr(node.left, scope)
             for op, comparator in zip(node.ops, node.comparators, strict=True):
                 right = self.expr(comparator, scope)
-                if not COMPARE[type(op)](left, right):
+                if not self.meter.compare(type(op).__name__, left, right):
                     return False
                 left = right
             return True
@@ -263,7 +264,8 @@ class Interpreter:
                     out[self.expr(key, scope)] = self.expr(item, scope)
             return out
         if isinstance(node, ast.Subscript):
-            return self.expr(node.value, scope)[self.expr(node.slice, scope)]
+            value = self.expr(node.value, scope)
+            return self.meter.index(value, self.expr(node.slice, scope))
         if isinstance(node, ast.Slice):
             return slice(*(None if part is None else self.expr(part, scope)
                            for part in (node.lower, node.upper, node.step)))
@@ -272,11 +274,11 @@ class Interpreter:
         if isinstance(node, ast.JoinedStr):
             return "".join(self._formatted(part, scope) for part in node.values)
         if isinstance(node, ast.ListComp):
-            return [self.expr(node.elt, inner)
-                    for inner in self._comprehension(node.generators, scope)]
+            return self.meter.made([self.expr(node.elt, inner)
+                                    for inner in self._comprehension(node.generators, scope)])
         if isinstance(node, ast.DictComp):
-            return {self.expr(node.key, inner): self.expr(node.value, inner)
-                    for inner in self._comprehension(node.generators, scope)}
+            return self.meter.made({self.expr(node.key, inner): self.expr(node.value, inner)
+                                    for inner in self._comprehension(node.generators, scope)})
         raise SyntaxError(f"{type(node).__name__} is not allowed")
 
     def _formatted(self, part: ast.expr, scope: list[dict[str, Any]]) -> str:
@@ -284,10 +286,8 @@ class Interpreter:
             return str(part.value)
         assert isinstance(part, ast.FormattedValue)
         value = self.expr(part.value, scope)
-        if part.conversion != -1:
-            value = CONVERSIONS[part.conversion](value)
         spec = "" if part.format_spec is None else str(self.expr(part.format_spec, scope))
-        return format(value, spec)
+        return self.meter.format_value(value, part.conversion, spec)
 
     def _call(self, node: ast.Call, scope: list[dict[str, Any]]) -> Any:
         func = self.expr(node.func, scope)
@@ -299,7 +299,7 @@ class Interpreter:
             else:
                 kwargs[keyword.arg] = self.expr(keyword.value, scope)
         self.line = node.lineno
-        return func(*args, **kwargs)
+        return self.meter.call(func, *args, **kwargs)
 
     def _comprehension(self, generators: list[ast.comprehension],
                        scope: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
@@ -320,21 +320,27 @@ class Interpreter:
         return walk(0)
 
 
-def run(channel: QueueChannel, script: str) -> dict[str, Any]:
+def run(channel: QueueChannel, script: str, meter: Meter | None = None) -> dict[str, Any]:
     """The whole script, ending in the same ``end`` message the process worker sends."""
     violation = check_script(script)
     if violation is not None:
         return {"end": "failed", "code": "FLOW-RESTRICTED", **violation.to_json()}
-    interpreter = Interpreter(channel)
+    interpreter = Interpreter(channel, meter)
     try:
         interpreter.run_body(ast.parse(script).body, [])
     except HostRefused as exc:
         return {"end": "failed", "code": exc.code, "message": exc.message,
                 "line": exc.line if exc.line is not None else interpreter.line}
-    except StepBudgetExceeded:
-        return {"end": "failed", "code": "FLOW-STEP-BUDGET",
-                "message": f"the script ran more than {STEP_BUDGET} steps"}
+    except FlowLimit as exc:
+        return {"end": "failed", "code": exc.code, "message": exc.message,
+                "line": interpreter.line}
     except ScriptError as exc:
+        if isinstance(exc.error, FlowLimit):
+            return {"end": "failed", "code": exc.error.code, "message": exc.error.message,
+                    "line": exc.line}
+        if isinstance(exc.error, MemoryError):
+            return {"end": "failed", "code": "FLOW-LIMIT", "line": exc.line,
+                    "message": "the script ran out of memory"}
         return {"end": "failed", "code": "FLOW-SCRIPT-ERROR",
                 "message": f"{type(exc.error).__name__}: {exc.error}", "line": exc.line}
     except (RecursionError, _Break, _Continue) as exc:

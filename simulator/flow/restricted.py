@@ -10,7 +10,8 @@ whitelisted set of builtins plus the host API (``spawn``, ``wait``, ``emit``):
   attributes);
 - builtins are exactly :data:`SAFE_BUILTINS` (no ``open``, ``eval``, ``exec``,
   ``getattr``, ``__import__``, ``print``);
-- at most :data:`STEP_BUDGET` executed lines, so a script cannot hang the host.
+- every run within :data:`bounds.BOUNDS` (steps, work, value sizes, channel bytes), metered
+  the same way on both runtimes (:mod:`meter`), so a script cannot hang or exhaust the host.
 
 The worker process isolates the host's event loop; it is explicitly not a security
 boundary (seed 003). The checks make a script's reach the host API and nothing else.
@@ -22,6 +23,8 @@ import ast
 import builtins
 from dataclasses import dataclass
 from typing import Any
+
+from capconf.simulator.flow.bounds import BOUNDS
 
 ALLOWED_NODES: tuple[type[ast.AST], ...] = (
     ast.Module, ast.Expr, ast.Assign, ast.AugAssign, ast.For, ast.If, ast.Pass, ast.Break,
@@ -42,7 +45,7 @@ SAFE_BUILTINS: dict[str, Any] = {name: getattr(builtins, name) for name in SAFE_
 
 HOST_API: tuple[str, ...] = ("spawn", "wait", "emit")
 
-STEP_BUDGET = 500_000
+STEP_BUDGET = BOUNDS.steps
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,8 @@ def check_script(source: str) -> Violation | None:
         tree = ast.parse(source, mode="exec")
     except SyntaxError as exc:
         return Violation(exc.lineno or 0, exc.offset or 0, f"syntax error: {exc.msg}")
+    except (RecursionError, MemoryError, ValueError) as exc:  # nesting beyond the parser
+        return Violation(0, 0, f"the script cannot be parsed: {type(exc).__name__}")
     for node in ast.walk(tree):
         line, col = getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
         if not isinstance(node, ALLOWED_NODES):

@@ -115,6 +115,8 @@ def op_agent_spawn(session: Session, args: Mapping[str, Any]) -> Any:
         raise unloadable(view)
     background = bool(args.get("background", False))
     parent = args.get("parent")
+    if parent is not None and not isinstance(parent, str):
+        raise ProtocolError("bad_request", "`parent` must be an agent id", ("args", "parent"))
     if parent is not None and parent not in session.agents:
         raise ProtocolError("no_such_agent", f"parent {parent!r} does not exist",
                             ("args", "parent"))

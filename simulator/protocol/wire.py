@@ -87,6 +87,13 @@ def decode_line(line: bytes) -> Any | WireError:
     if text.startswith("\ufeff"):
         return WireError("bad_json", "the line starts with a byte order mark; JSON Lines "
                          "must not carry one")
+    return decode_text(text)
+
+
+def decode_text(text: str) -> Any | WireError:
+    """A JSON text (a request line, or JSON a tool argument carries) to a value, with the
+    request's parse limits (no NaN/Infinity, 64-bit integers, the C parser's depth
+    guard), or the refusal. The value is not yet checked: see :func:`find_problem`."""
     try:
         value = json.loads(text, parse_constant=_refuse_constant, parse_int=_parse_int,
                            parse_float=_parse_float)
@@ -128,33 +135,60 @@ def _value_problem(value: Any) -> str | None:
     return f"is a {type(value).__name__}, not a JSON value"
 
 
+_Link = tuple[Any, PathItem] | None
+"""A path as a chain of ``(parent link, key)``: built only when a problem is found, so a
+clean value of a million items costs no path tuples."""
+
+
+def _path(link: _Link) -> tuple[PathItem, ...]:
+    keys: list[PathItem] = []
+    while link is not None:
+        link, key = link
+        keys.append(key)
+    return tuple(reversed(keys))
+
+
+def _clean_scalar(item: Any) -> bool:
+    """A child that needs no visit of its own: the common case, checked inline."""
+    kind = type(item)
+    if kind is str:
+        return bool(item.isascii()) or not _has_surrogate(item)
+    if kind is int:
+        return bool(MIN_INT <= item <= MAX_INT)
+    return kind is bool or item is None or (kind is float and math.isfinite(item))
+
+
 def find_problem(value: Any, max_depth: int | None = MAX_DEPTH) -> tuple[tuple[PathItem, ...],
                                                                         str] | None:
     """The first place (in document order) where ``value`` is not plain, portable JSON:
-    ``(path, what is wrong)``, or None. Object keys are checked as well as values."""
-    stack: list[tuple[Any, tuple[PathItem, ...], int]] = [(value, (), 1)]
+    ``(path, what is wrong)``, or None. Object keys are checked as well as values.
+    Linear in the value's size: clean scalars are checked where they stand, and a path is
+    built only for the problem found."""
+    stack: list[tuple[Any, _Link, int]] = [(value, None, 1)]
     while stack:
-        item, path, depth = stack.pop()
+        item, link, depth = stack.pop()
         problem = _value_problem(item)
         if problem is not None:
-            return path, problem
+            return _path(link), problem
         if isinstance(item, list | dict):
             if max_depth is not None and depth > max_depth:
-                return path, f"nests deeper than {max_depth} levels"
+                return _path(link), f"nests deeper than {max_depth} levels"
+            children: list[tuple[Any, _Link, int]] = []
             if isinstance(item, dict):
-                children: list[tuple[Any, tuple[PathItem, ...], int]] = []
                 for key, child in item.items():
                     if not isinstance(key, str):
-                        return path, f"has a key that is a {type(key).__name__}, not a string"
-                    if _has_surrogate(key):  # the key cannot be echoed in the path
+                        return _path(link), (f"has a key that is a {type(key).__name__}, "
+                                             "not a string")
+                    if not key.isascii() and _has_surrogate(key):  # cannot be echoed
                         shown = key.encode("utf-8", "backslashreplace").decode("ascii",
                                                                                "replace")
-                        return path, f"has a key with a lone surrogate ({shown[:40]})"
-                    children.append((child, (*path, key), depth + 1))
-                stack.extend(reversed(children))
+                        return _path(link), f"has a key with a lone surrogate ({shown[:40]})"
+                    if not _clean_scalar(child):
+                        children.append((child, (link, key), depth + 1))
             else:
-                stack.extend((child, (*path, i), depth + 1)
-                             for i, child in reversed(list(enumerate(item))))
+                children = [(child, (link, i), depth + 1) for i, child in enumerate(item)
+                            if not _clean_scalar(child)]
+            stack.extend(reversed(children))
     return None
 
 

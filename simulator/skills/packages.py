@@ -394,7 +394,7 @@ def parse_skill_world(args: object, workspace: Path) -> SkillWorld:
             raise WorldSetupError(("skills", "amendments", i, extra[0]), "unknown key")
         amendments.append(Amendment(row["skill"], row["reviewed_hash"], row["text"]))
     vm_arg = args.get("vm_type", VmType.STANDARD.value)
-    if vm_arg not in {v.value for v in VmType}:
+    if not isinstance(vm_arg, str) or vm_arg not in {v.value for v in VmType}:
         raise WorldSetupError(("skills", "vm_type"),
                               f"must be one of {', '.join(v.value for v in VmType)}")
     return SkillWorld(tuple(layers), tuple(preferred), tuple(amendments),

@@ -176,7 +176,25 @@ def _events_share_the_emit_channel() -> None:
     engine._serve = serve
 
 
+def _emit_unchecked() -> None:
+    """The channel takes whatever ``json.dumps`` writes by default: NaN, 2**70 and lone
+    surrogates cross, and the driver's answer cannot be portable JSON."""
+    import json
+
+    meter = _module("capconf.simulator.flow.meter")
+    engine = _module("capconf.simulator.flow.engine")
+
+    def encode(self: Any, message: Any, what: str) -> str:
+        self.step()
+        return json.dumps(message, sort_keys=True)
+
+    meter.Meter.encode = encode
+    engine.portable_json_problem = lambda value: None
+
+
 MUTANTS: tuple[Mutant, ...] = (
+    Mutant("flow-emit-unchecked", "values JSON cannot carry cross the workflow channel",
+           ("FLOW-01",), _emit_unchecked),
     Mutant("flow-runtime-tool-gains-parameter", "the thread runtime's tool has an extra "
            "parameter", ("FLOW-02",), _runtime_tool("gains")),
     Mutant("flow-runtime-tool-loses-parameter", "the thread runtime's tool lacks a "
