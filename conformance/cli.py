@@ -702,9 +702,12 @@ def _on_signal(number: int, frame: Any) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     import signal
+    import threading
 
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, _on_signal)
+    # only the main thread may install handlers (an embedding caller may run us in another)
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, _on_signal)
     try:
         return _main(argv)
     except BrokenPipeError:  # `capconf validate dir/ | head`: the reader left; no traceback
