@@ -100,7 +100,7 @@ def test_edit_refuses_bad_json_and_a_missing_file_without_a_traceback(tmp_path: 
     agent.write_text(AGENT)
     proc = capconf("edit", str(agent), "--set", 'knowledge=[{"name":', cwd=tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "--set knowledge=: not JSON" in proc.stderr and "column" in proc.stderr
+    assert "--set knowledge: not JSON" in proc.stderr and "column" in proc.stderr
     proc = capconf("edit", str(agent), "--set", "body=@missing.md", cwd=tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "missing.md" in proc.stderr and "No such file" in proc.stderr
