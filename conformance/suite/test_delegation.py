@@ -318,6 +318,7 @@ def test_spawn_time_arguments_cannot_widen_mode_or_tools(impl: Harness,
 
 
 @pytest.mark.case("appr.deleg.snapshot-not-shared")
+@pytest.mark.uses("approval")
 @pytest.mark.req("APPR-06")
 def test_parent_policy_change_after_spawn_does_not_reach_the_child(impl: Harness,
                                                                     tmp_path: Path) -> None:
@@ -358,6 +359,7 @@ def test_follow_up_task_does_not_reset_permissions(impl: Harness, tmp_path: Path
 
 
 @pytest.mark.case("appr.deleg.session-approval-not-carried")
+@pytest.mark.uses("approval")
 @pytest.mark.req("APPR-06")
 def test_an_approval_given_in_the_parent_does_not_carry_over(impl: Harness) -> None:
     """Decision (SPEC APPR-06): an approved card approves one call; it is not part of
@@ -437,6 +439,7 @@ def _memory_type(name: str, mode: str, tools: str = "[read, Task]") -> str:
 
 
 @pytest.mark.case("deleg.scope.new-and-flat")
+@pytest.mark.uses("memory")
 @pytest.mark.req("DELEG-05")
 def test_child_scope_is_its_own_and_only_the_main_mount_is_shared(impl: Harness) -> None:
     """Bug: a child is bound to its parent's scope key (its memory directory), so it reads

@@ -15,6 +15,11 @@ import pytest
 from capconf.conformance.harness import Harness
 from capconf.conformance.suite.delegation_world import agent_type, call, context, node, world
 
+# A workflow's subagents are delegation children (FLOW-01): every flow case sets its world
+# up with `delegation.setup` and reads `delegation.tree`, so it is gated on `delegation`
+# too (SPEC.md section 2, "Which group serves an op").
+pytestmark = pytest.mark.uses("delegation")
+
 WORKER = agent_type("worker", "[read, write]")
 LEAD = agent_type("lead", "[read, Task, TaskStop]")
 FAN_OUT = """\

@@ -396,6 +396,7 @@ def test_tool_errors_server_errors_and_bad_arguments_are_distinct(impl: Harness)
 # -- MCP-03 allow-list and cards -----------------------------------------------------
 
 @pytest.mark.case("mcp.allowlist.runs-directly")
+@pytest.mark.uses("approval")
 @pytest.mark.req("MCP-03")
 def test_allowlisted_tool_runs_without_a_card(impl: Harness) -> None:
     """Bug: every MCP call raises a card, or the allow-list is ignored."""
