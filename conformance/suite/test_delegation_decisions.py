@@ -74,6 +74,7 @@ def test_a_resumed_child_keeps_the_tools_of_its_definition(impl: Harness) -> Non
     _writes_nothing(impl, reader, target)
     complete(impl, reader)
     impl.driver.request("child.resume", {"agent": reader, "prompt": "and again"})
+    assert node(impl, reader)["status"] == "running"
     assert sorted(node(impl, reader)["tools"]) == sorted(want)
     assert node(impl, reader)["agent_type"] == "reader"
     _writes_nothing(impl, reader, target)
@@ -170,6 +171,14 @@ def test_a_follow_up_to_a_running_or_unknown_task_is_refused(impl: Harness) -> N
              "TASK-NOT-FOUND")
     _refused(call(impl, parent, "TaskStop", task_id="no-such-task-zz"), "TASK-NOT-FOUND")
     assert _tree(impl) == nodes
+    # the driver's side: completing twice, or completing a top-level agent, is a protocol
+    # error; `status` defaults to completed and `report` to null
+    delivered = impl.driver.request("child.complete", {"agent": kid})["delivered"]
+    assert (delivered["status"], delivered["report"]) == ("completed", None), delivered
+    again = impl.driver.request_error("child.complete", {"agent": kid})
+    assert again["code"] == "TASK-NOT-RUNNING", again
+    top = impl.driver.request_error("child.complete", {"agent": parent})
+    assert top["code"] == "TASK-NOT-FOUND", top
 
 
 @pytest.mark.case("deleg.limits.refusal-detail")
@@ -202,6 +211,10 @@ def test_an_agent_type_given_to_setup_wins_over_a_builtin_of_that_name(
     parent = root(impl)
     kid = child(impl, parent)
     assert sorted(node(impl, kid)["tools"]) == sorted(_mounted(impl, WRITER))
+    # a type that does not load refuses the whole setup, at its index
+    bad = impl.driver.request_error("delegation.setup", {"agent_types": [WRITER, "name: [\n"]})
+    assert bad["code"] == "definition_invalid" and bad.get("path") == [
+        "args", "agent_types", 1], bad
 
 
 @pytest.mark.case("deleg.setup.resets-tree-inbox-log")
@@ -239,6 +252,9 @@ def test_the_log_alone_rebuilds_lineage_reports_stops_and_resumes(impl: Harness)
     assert call(impl, parent, "TaskStop", task_id=fork)["ok"] is True
     events = _events(impl)
     for n in _tree(impl):
+        assert n["root"] == parent, n  # the top-level agent of the lineage
+        own = _events(impl, agent=n["agent"])
+        assert own == [e for e in events if e["agent"] == n["agent"]], own
         [made] = [e for e in events if e["event"] == "delegated" and e["agent"] == n["agent"]]
         for key in ("parent", "root", "depth", "implementer", "background", "agent_type"):
             assert made[key] == n[key], (key, made, n)
