@@ -179,6 +179,11 @@ def test_a_follow_up_to_a_running_or_unknown_task_is_refused(impl: Harness) -> N
     assert again["code"] == "TASK-NOT-RUNNING", again
     top = impl.driver.request_error("child.complete", {"agent": parent})
     assert top["code"] == "TASK-NOT-FOUND", top
+    # stopping a task twice: the second stop is an ok answer that stops nothing
+    assert call(impl, parent, "TaskStop", task_id=kid)["ok"] is True
+    again_stop = call(impl, parent, "TaskStop", task_id=kid)
+    assert again_stop["ok"] is True, again_stop
+    assert again_stop["content"]["stopped"] == [] and again_stop["content"]["partial"] is None
 
 
 @pytest.mark.case("deleg.limits.refusal-detail")
@@ -249,7 +254,8 @@ def test_the_log_alone_rebuilds_lineage_reports_stops_and_resumes(impl: Harness)
     _refused(task(impl, worker), "DELEGATION-DEPTH")
     complete(impl, fork, status="blocked")
     assert call(impl, parent, "Task", resume=fork, prompt="again")["ok"] is True
-    assert call(impl, parent, "TaskStop", task_id=fork)["ok"] is True
+    stop = call(impl, parent, "TaskStop", task_id=fork)
+    assert stop["ok"] is True and stop["content"]["partial"]["task_id"] == fork, stop
     events = _events(impl)
     for n in _tree(impl):
         assert n["root"] == parent, n  # the top-level agent of the lineage
