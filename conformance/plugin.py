@@ -171,6 +171,19 @@ def req_ids(item: pytest.Item) -> list[str]:
     return sorted(set(ids))
 
 
+def case_groups(item: pytest.Item) -> set[str]:
+    """The feature groups a case is gated on: those of the requirements it cites, plus
+    the groups it only *uses* (``@pytest.mark.uses``: ops or world keys of another
+    group that the case needs to set up what it checks). A case runs only when the
+    implementation declares all of them (SPEC.md section 2, "Which group serves an
+    op"), so a runtime without that group sees "not implemented", never "errored"."""
+    table = requirements()
+    groups = {table[r].group for r in req_ids(item) if r in table}
+    for marker in item.iter_markers("uses"):
+        groups.update(str(a) for a in marker.args)
+    return groups
+
+
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list[pytest.Item]) -> None:
     table = requirements()
@@ -188,6 +201,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         if not reqs:
             problems.append(f"{item.nodeid}: no @pytest.mark.req(...)")
         problems += [f"{item.nodeid}: unknown requirement {r}" for r in reqs if r not in table]
+        known = {r.group for r in table.values()}
+        problems += [f"{item.nodeid}: unknown feature group {g!r} in @pytest.mark.uses"
+                     for m in item.iter_markers("uses") for g in m.args if g not in known]
     if problems:
         raise pytest.UsageError("malformed conformance cases:\n  " + "\n  ".join(problems))
     config.stash[_STASH_REPORT].suite_requirements = {r for i in items for r in req_ids(i)}
@@ -275,8 +291,7 @@ def _feature_gate(request: pytest.FixtureRequest, driver: Driver) -> None:
     if isinstance(driver.transport, RecordingTransport):
         driver.transport.begin_case()
     declared = driver.features  # a failing handshake is reported with its own outcome
-    table = requirements()
-    missing = sorted({table[r].group for r in req_ids(request.node)} - declared - {"core"})
+    missing = sorted(case_groups(request.node) - declared - {"core"})
     required = request.config.stash[_STASH_REQUIRED]
     if set(missing) & required:
         raise RequiredFeatureMissing(

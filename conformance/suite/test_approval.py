@@ -200,6 +200,7 @@ def test_read_write_edit_bash_through_tool_call_follow_the_decision(
 
 
 @pytest.mark.case("appr.card.summary-jcs")
+@pytest.mark.uses("mcp")
 @pytest.mark.req("APPR-02")
 def test_card_summary_is_rfc8785_canonical_json(impl: Harness) -> None:
     """Bug: the summary is the runtime's own JSON (Python's sorted json.dumps orders keys
@@ -220,6 +221,7 @@ def test_card_summary_is_rfc8785_canonical_json(impl: Harness) -> None:
 
 
 @pytest.mark.case("appr.unattended.denied-at-once")
+@pytest.mark.uses("mcp")
 @pytest.mark.req("APPR-01")
 def test_unattended_session_denies_instead_of_asking(impl: Harness) -> None:
     """Bug: an unattended session raises cards nobody will ever answer."""
@@ -235,6 +237,7 @@ def test_unattended_session_denies_instead_of_asking(impl: Harness) -> None:
 
 
 @pytest.mark.case("appr.same-chain.main-and-mcp")
+@pytest.mark.uses("mcp")
 @pytest.mark.req("APPR-01", "APPR-02")
 def test_write_and_mcp_cards_share_one_chain(impl: Harness) -> None:
     """Bug: MCP approvals and file approvals are separate queues with separate ids."""
@@ -253,6 +256,7 @@ def test_write_and_mcp_cards_share_one_chain(impl: Harness) -> None:
 # -- APPR-03 Task --------------------------------------------------------------------
 
 @pytest.mark.case("appr.task.not-an-approval-item")
+@pytest.mark.uses("delegation")
 @pytest.mark.req("APPR-03")
 def test_task_raises_no_card(impl: Harness) -> None:
     """Bug: Task is treated as a change and asks for approval."""

@@ -368,6 +368,25 @@ def test_reauthorization_is_terminal_and_a_write_is_never_replayed(impl: Harness
     assert sent == ["users.labels.list"], "a failed write was replayed"
 
 
+@pytest.mark.case("conn.lifecycle.not-connected-write-never-replayed")
+@pytest.mark.req("CONN-06")
+def test_a_write_refused_while_not_connected_is_never_sent_later(impl: Harness) -> None:
+    """Bug: a write sent while the connector is `not_connected` is queued and replayed
+    once the user connects, so the provider performs a change the model was told had
+    failed."""
+    driver = setup(impl, connected=False)
+    failed = call(driver, "users.drafts.create", body="to the accountant")
+    assert failed["ok"] is False and failed["error_code"] == "not_connected", failed
+    driver.request("conn.account.set", {"connector": "gmail", "account": _account()})
+    driver.request("conn.task.start", {})
+    assert call(driver, "users.labels.list")["ok"] is True
+    sent = [r["method"] for r in driver.request("conn.journal", {})["requests"]]
+    assert sent == ["users.labels.list"], "a write refused while not connected was replayed"
+    assert call(driver, "users.drafts.create", body="now, on purpose")["ok"] is True
+    sent = [r["method"] for r in driver.request("conn.journal", {})["requests"]]
+    assert sent == ["users.labels.list", "users.drafts.create"], sent
+
+
 # -- CONN-14 -------------------------------------------------------------------------
 
 SECRET = "sk-live-REAL-7f3a9c"

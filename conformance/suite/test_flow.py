@@ -15,6 +15,11 @@ import pytest
 from capconf.conformance.harness import Harness
 from capconf.conformance.suite.delegation_world import agent_type, call, context, node, world
 
+# A workflow's subagents are delegation children (FLOW-01): every flow case sets its world
+# up with `delegation.setup` and reads `delegation.tree`, so it is gated on `delegation`
+# too (SPEC.md section 2, "Which group serves an op").
+pytestmark = pytest.mark.uses("delegation")
+
 WORKER = agent_type("worker", "[read, write]")
 LEAD = agent_type("lead", "[read, Task, TaskStop]")
 FAN_OUT = """\
@@ -279,6 +284,29 @@ def test_a_call_means_the_same_on_every_runtime(impl: Harness) -> None:
     assert outcomes[runtimes[0]][2][0] is False, outcomes
     for rt in runtimes[1:]:
         assert outcomes[rt] == outcomes[runtimes[0]], outcomes
+
+
+@pytest.mark.case("flow.call.bad-arguments-refused")
+@pytest.mark.req("FLOW-02")
+def test_a_call_with_an_unknown_argument_or_without_a_script_is_refused(
+        impl: Harness) -> None:
+    """Bug: the workflow tool accepts an argument its schema does not define (it is
+    dropped and the script runs) or runs a call that has no script; the same on every
+    runtime, so comparing runtimes cannot see it (FLOW-02: the capability checks the
+    arguments against the tool's schema)."""
+    parent = _world(impl)
+    parameters = impl.driver.request("flow.tool")["tool"]["parameters"]
+    assert "script" in parameters.get("properties", {}), parameters
+    bad = [{"script": "emit(1)\n", "no_such_parameter_zz": 1}, {},
+           {"description": "no script at all"}]
+    for rt in _runtimes(impl):
+        for args in bad:
+            answer = impl.driver.request("flow.call", {"agent": parent, "runtime": rt,
+                                                       "args": args})
+            assert answer["ok"] is False and answer.get("error_code"), (rt, args, answer)
+        assert impl.driver.request("delegation.tree")["nodes"] == [], rt
+    ok = impl.driver.request("flow.call", {"agent": parent, "args": {"script": "emit(2)\n"}})
+    assert ok["ok"] is True and ok["content"]["result"] == [2], ok
 
 
 LIFECYCLE_SCRIPTS = [

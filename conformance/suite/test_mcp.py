@@ -396,6 +396,7 @@ def test_tool_errors_server_errors_and_bad_arguments_are_distinct(impl: Harness)
 # -- MCP-03 allow-list and cards -----------------------------------------------------
 
 @pytest.mark.case("mcp.allowlist.runs-directly")
+@pytest.mark.uses("approval")
 @pytest.mark.req("MCP-03")
 def test_allowlisted_tool_runs_without_a_card(impl: Harness) -> None:
     """Bug: every MCP call raises a card, or the allow-list is ignored."""
@@ -490,6 +491,28 @@ def test_external_system_declared_as_knowledge_points_to_mcp(impl: Harness) -> N
     assert "mcp.servers" in located[0]["message"]
     saved = impl.save(source)
     assert not saved["saved"]
+
+
+@pytest.mark.case("mcp.external.url-or-mcp-reference")
+@pytest.mark.req("MCP-05")
+def test_a_url_or_mcp_reference_as_knowledge_gets_the_mcp_redirect(impl: Harness) -> None:
+    """Bug: only a source *named* like a configured server gets the MCP-05 redirect; a
+    source whose glob is a URL or an `mcp:` reference gets a path error at most, so the
+    author is never told to declare an MCP server."""
+    standard_world(impl)
+    source = ("name: k\ndescription: d\ntools: [read]\nknowledge:\n"
+              "  - {name: wiki, glob: 'https://wiki.example.com/*'}\n"
+              "  - {name: pages, glob: 'mcp:notion'}\n"
+              "  - {name: docs, glob: docs/*.md}\nprompt: P.\n")
+    parsed = impl.parse(source)
+    located = [d for d in parsed["diagnostics"] if d["code"] == "MCP-EXTERNAL-AS-KNOWLEDGE"]
+    assert sorted(d["path"][:2] for d in located) == [["knowledge", 0], ["knowledge", 1]]
+    assert all("mcp.servers" in d["message"] for d in located), located
+    assert all(d["severity"] == "warning" for d in located), located
+    saved = impl.save(source)
+    assert not saved["saved"]
+    assert [d for d in saved["diagnostics"]
+            if d["code"] == "MCP-EXTERNAL-AS-KNOWLEDGE" and d["severity"] == "error"]
 
 
 # -- hostile servers -----------------------------------------------------------------

@@ -315,8 +315,9 @@ class DelegationCapability:
                                   {"task_id": agent})
         why = fanout_refusal(self.running_children(node.lineage.parent), self.limits)
         if why is not None:
-            raise DelegationError("DELEGATION-FANOUT", why,
-                                  {"max_fanout": self.limits.max_fanout})
+            raise DelegationError("DELEGATION-FANOUT", why, {
+                "running": self.running_children(node.lineage.parent),
+                "max_fanout": self.limits.max_fanout})
         self._host(node, lambda: node.implementer.host.follow_up(agent, prompt))
         self._set_status(node, RUNNING)
         depth = effective_depth(node.lineage.depth, depth_option)

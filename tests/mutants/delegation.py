@@ -239,6 +239,42 @@ def _parent_scope() -> None:
     core.agent_factory = factory
 
 
+def _unknown_implementer_falls_back() -> None:
+    """An implementer name the registry does not know gets the default one (issue 20)."""
+    cap = _module(CAP)
+    real = cap.DelegationCapability.implementer
+
+    def implementer(self: Any, name: str) -> Any:
+        known = {i.name for i in self.implementers}
+        return real(self, name if name in known else "fresh")
+
+    cap.DelegationCapability.implementer = implementer
+
+
+def _grandchild_pinned_from_session() -> None:
+    """Every child is pinned from the session's policy now, never from its parent's pin,
+    so a grandchild gets what the session was widened to after the first delegation."""
+    cap = _module(CAP)
+    cap.DelegationCapability._parent_sandbox = lambda self, parent: (
+        self.chain.policy, self.chain.writable_roots)
+
+
+def _depth_detail_is_the_parents() -> None:
+    """`DELEGATION-DEPTH` reports the parent's depth, not the child's it refused."""
+    cap = _module(CAP)
+    real = cap.DelegationCapability.delegate
+
+    def delegate(self: Any, parent: str, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return real(self, parent, *args, **kwargs)
+        except cap.DelegationError as refusal:
+            if refusal.code == "DELEGATION-DEPTH":
+                refusal.detail["depth"] = self.depth_of(parent)
+            raise
+
+    cap.DelegationCapability.delegate = delegate
+
+
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("deleg-parent-scope", "a child is bound to its parent's scope key",
            ("DELEG-05",), _parent_scope),
@@ -272,4 +308,11 @@ MUTANTS: tuple[Mutant, ...] = (
            ("APPR-07",), _no_notice_out_of_process),
     Mutant("appr-deleg-log-live-policy", "the log records the parent's ask policy",
            ("APPR-08",), _log_live_policy),
+    Mutant("deleg-unknown-implementer-falls-back", "an unknown implementer falls back to "
+           "the default one", ("DELEG-01",), _unknown_implementer_falls_back),
+    Mutant("appr-deleg-grandchild-pinned-from-session", "a grandchild is pinned from the "
+           "session's current policy, not its parent's pin", ("APPR-06",),
+           _grandchild_pinned_from_session),
+    Mutant("deleg-depth-detail-parents-depth", "DELEGATION-DEPTH reports the parent's "
+           "depth", ("DELEG-03",), _depth_detail_is_the_parents),
 )
