@@ -36,6 +36,29 @@ function isMarkdown(args, text) {
   return /^---\r?\n/.test(text);
 }
 
+/**
+ * capconf's `mcp: {servers: [names]}` names session servers; Gemini's `mcp_servers` holds
+ * each server's launch entry inline. So the list becomes that mapping, each entry taken
+ * from the world's server table (`command`, `args`, `env`, `cwd`), or `{}` for a name the
+ * world lacks (Gemini decides what an empty entry means). Any other shape stays as written.
+ */
+function translateMcp(front, worldServers) {
+  const mcp = front.mcp;
+  if (mcp === null || typeof mcp !== 'object' || Array.isArray(mcp)) return;
+  const keys = Object.keys(mcp);
+  if (keys.length !== 1 || keys[0] !== 'servers' || !Array.isArray(mcp.servers)) return;
+  if (!mcp.servers.every((n) => typeof n === 'string')) return;
+  const servers = {};
+  for (const name of mcp.servers) {
+    const entry = worldServers?.[name] ?? {};
+    const inline = {};
+    for (const k of ['command', 'args', 'env', 'cwd']) if (k in entry) inline[k] = entry[k];
+    servers[name] = inline;
+  }
+  delete front.mcp;
+  front.mcp_servers = servers;
+}
+
 /** Rename the capconf canonical names of a `tools` list; a string or anything else stays. */
 function translateTools(front) {
   if (!Array.isArray(front.tools)) return;
@@ -48,7 +71,7 @@ function translateTools(front) {
  * not parse and documents that are not mappings are passed to Gemini untouched, so that
  * Gemini's loader, not the adapter, reports them.
  */
-export function toAgentFile(args, bytes) {
+export function toAgentFile(args, bytes, worldServers) {
   const text = bytes.toString('utf8');
   const markdown = isMarkdown(args, text);
   let frontText;
@@ -77,8 +100,11 @@ export function toAgentFile(args, bytes) {
     delete front.prompt;
   }
   translateTools(front);
+  const declaredServers = Array.isArray(front.mcp?.servers) ? [...front.mcp.servers] : null;
+  translateMcp(front, worldServers);
   const out = `---\n${yaml.dump(front, {lineWidth: -1})}---\n${body}`;
-  return {markdown, bytes: Buffer.from(out, 'utf8'), declaredTools};
+  return {markdown, bytes: Buffer.from(out, 'utf8'), declaredTools,
+    declaredServers: front.mcp_servers ? declaredServers : null};
 }
 
 /** Gemini's loader error text -> capconf diagnostics, by the table in vocabulary.mjs. */
@@ -120,9 +146,9 @@ let fileCounter = 0;
  * Load a capconf source with Gemini's loader. Returns {ok, frontmatter, definition,
  * diagnostics, declaredTools, markdown}. `definition` is Gemini's AgentDefinition.
  */
-export async function loadWithGemini(core, agentsDir, args) {
+export async function loadWithGemini(core, agentsDir, args, worldServers) {
   const bytes = sourceBytes(args);
-  const file = toAgentFile(args, bytes);
+  const file = toAgentFile(args, bytes, worldServers);
   fs.mkdirSync(agentsDir, {recursive: true});
   fileCounter += 1;
   const filePath = path.join(agentsDir, `capconf-${process.pid}-${fileCounter}.md`);
@@ -149,7 +175,7 @@ export function normalised(loaded) {
   const fm = loaded.frontmatter;
   const extra = {};
   for (const [k, v] of Object.entries(fm)) {
-    if (!CAPCONF_KEYS.has(k) && k !== 'system_prompt' && k !== 'kind') extra[k] = v;
+    if (!CAPCONF_KEYS.has(k) && !['system_prompt', 'kind', 'mcp_servers'].includes(k)) extra[k] = v;
   }
   return {
     format: loaded.markdown ? 'markdown' : 'yaml',
@@ -158,7 +184,7 @@ export function normalised(loaded) {
     body: fm.system_prompt,
     tools: loaded.declaredTools,
     skills: null,
-    mcp: null,
+    mcp: loaded.declaredServers ? {servers: loaded.declaredServers} : null,
     knowledge: null,
     memory: null,
     extra,

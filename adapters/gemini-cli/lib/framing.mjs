@@ -31,6 +31,21 @@ export function loneSurrogatePath(value, at = []) {
   return null;
 }
 
+export const MAX_DEPTH = 64;
+
+/** The path of the first value nested deeper than MAX_DEPTH (the request is level 1), or null. */
+export function tooDeepPath(value) {
+  const stack = [[value, [], 1]];
+  while (stack.length) {
+    const [v, at, depth] = stack.pop();
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > MAX_DEPTH) return at;
+    const entries = Array.isArray(v) ? v.map((x, i) => [i, x]) : Object.entries(v);
+    for (let i = entries.length - 1; i >= 0; i -= 1) stack.push([entries[i][1], [...at, entries[i][0]], depth + 1]);
+  }
+  return null;
+}
+
 /** One line's bytes -> {request} or {response} (an error answer for bad input). */
 export function readRequest(bytes) {
   let text;
@@ -44,13 +59,18 @@ export function readRequest(bytes) {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return {response: protocolError(null, 'bad_json', `not one JSON text: ${error.message}`)};
+    const code = error instanceof RangeError ? 'bad_request' : 'bad_json';
+    return {response: protocolError(null, code, `not one JSON text: ${error.message}`)};
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     return {response: protocolError(null, 'bad_request', 'a request is a JSON object')};
   }
   if (!Number.isSafeInteger(value.id)) {
     return {response: protocolError(null, 'bad_request', '`id` must be an integer', ['id'])};
+  }
+  const deep = tooDeepPath(value);
+  if (deep) {
+    return {response: protocolError(value.id, 'bad_request', `nested deeper than ${MAX_DEPTH} levels`, deep)};
   }
   const surrogate = loneSurrogatePath(value);
   if (surrogate) {

@@ -4,6 +4,7 @@
 import {BadRequest, loadWithGemini, normalised} from './definition.mjs';
 import {GeminiWorld, ProtocolError, TIER_TO_MODE} from './runtime.mjs';
 import {registryJson, validateWorld} from './world.mjs';
+import {decide} from './decide.mjs';
 import {toCapconf, toGemini} from './vocabulary.mjs';
 
 export const FEATURES = ['def', 'tool', 'approval'];
@@ -31,7 +32,7 @@ export class Session {
 async function load(session, args) {
   const world = session.needWorld();
   try {
-    return await loadWithGemini(session.core, world.scratch, args);
+    return await loadWithGemini(session.core, world.scratch, args, world.world.raw.mcp?.mcpServers);
   } catch (error) {
     if (error instanceof BadRequest) throw new ProtocolError('bad_request', error.message, error.path);
     throw error;
@@ -142,6 +143,10 @@ const OPS = {
     if (world.config) throw new ProtocolError('bad_request', 'approval.setup after the session started: Gemini fixes its approval mode and interactivity when the session is built');
     world.policy = {tier, attendance, ask_policy: askPolicy, writable_roots: roots};
     return {policy: world.policy};
+  },
+
+  'approval.decide'(session, args) {
+    return decide(session.core, session.needWorld(), args);
   },
 
   'cards.list'(session) {

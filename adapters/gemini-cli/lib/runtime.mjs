@@ -84,8 +84,10 @@ export class GeminiWorld {
   }
 
   onUpdate(message) {
+    if (process.env.CAPCONF_GEMINI_TRACE) process.stderr.write(`UPDATE ${JSON.stringify((message.toolCalls ?? []).map((c) => [c.request?.callId, c.status]))}\n`);
     for (const call of message.toolCalls ?? []) {
-      const id = call.request?.callId;
+      // Gemini's scheduler may prefix the model's call id (`write_file__<id>`)
+      const id = String(call.request?.callId ?? '').match(/capconf-call-\d+$/)?.[0];
       if (id) this.updates.set(id, call);
     }
     const waiters = this.updateWaiters.splice(0);
@@ -262,7 +264,7 @@ export class GeminiWorld {
 
 function functionResponse(request, callId) {
   const last = request.contents?.[request.contents.length - 1];
-  return (last?.parts ?? []).find((p) => p.functionResponse?.id === callId) ?? null;
+  return (last?.parts ?? []).find((p) => String(p.functionResponse?.id ?? '').endsWith(callId)) ?? null;
 }
 
 export function failure(code, message, detail, terminal) {

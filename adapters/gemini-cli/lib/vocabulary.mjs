@@ -34,7 +34,7 @@ export function toCapconf(geminiName) {
 export const ARG_NAMES = Object.freeze({
   read: {path: 'file_path', offset: 'offset', limit: 'limit'},
   write: {path: 'file_path', content: 'content'},
-  edit: {path: 'file_path', old: 'old_string', new: 'new_string'},
+  edit: {path: 'file_path', old: 'old_string', new: 'new_string', instruction: 'instruction'},
   bash: {command: 'command', cwd: 'dir_path'},
   glob: {pattern: 'pattern', path: 'dir_path'},
   grep: {pattern: 'pattern', path: 'dir_path'},
@@ -48,8 +48,13 @@ export function argsToGemini(capconfTool, args) {
   if (!table || args === null || typeof args !== 'object' || Array.isArray(args)) return args;
   const out = {};
   for (const [k, v] of Object.entries(args)) out[Object.hasOwn(table, k) ? table[k] : k] = v;
+  // Gemini's `replace` requires an `instruction` (a note for its edit-correction model);
+  // capconf's `edit` has none, so the adapter supplies a fixed one (README: "supplied").
+  if (capconfTool === 'edit' && !('instruction' in out)) out.instruction = EDIT_INSTRUCTION;
   return out;
 }
+
+export const EDIT_INSTRUCTION = 'Replace the exact old text with the new text (capconf edit).';
 
 /** Reverse of argsToGemini, for the summary shown on a card. */
 export function argsToCapconf(capconfTool, args) {
@@ -58,6 +63,7 @@ export function argsToCapconf(capconfTool, args) {
   const back = Object.fromEntries(Object.entries(table).map(([c, g]) => [g, c]));
   const out = {};
   for (const [k, v] of Object.entries(args)) out[Object.hasOwn(back, k) ? back[k] : k] = v;
+  if (capconfTool === 'edit' && out.instruction === EDIT_INSTRUCTION) delete out.instruction;
   return out;
 }
 
@@ -80,7 +86,7 @@ export const TOOL_ACTION = Object.freeze({
 export const LOADER_DIAGNOSTICS = Object.freeze([
   {match: /Unrecognized key\(s\) in object: (.*)$/, code: 'DEF-UNKNOWN-KEY', keys: true},
   {match: /^tools\.(\d+): Invalid tool name/, code: 'TOOL-UNKNOWN', toolIndex: true},
-  {match: /^name: Name must be a valid slug/, code: 'DEF-BAD-NAME'},
+  {match: /^(name): Name must be a valid slug/, code: 'DEF-BAD-NAME'},
   {match: /^(name|description): Required/, code: 'DEF-MISSING-KEY'},
   {match: /^(description): String must contain at least 1/, code: 'DEF-MISSING-KEY'},
   {match: /^([\w.]+): Expected [a-z]+, received/, code: 'DEF-TYPE'},
