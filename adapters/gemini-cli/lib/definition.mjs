@@ -33,7 +33,7 @@ function isMarkdown(args, text) {
   if (args.format === 'markdown') return true;
   if (args.format === 'yaml') return false;
   if (typeof args.filename === 'string' && /\.md$/i.test(args.filename)) return true;
-  return /^---\r?\n/.test(text);
+  return /^\ufeff?---\r?\n/.test(text);
 }
 
 /**

@@ -138,8 +138,13 @@ export class GeminiWorld {
     if (agent.stopped) {
       return failure('AGENT-STOPPED', `${agent.id} was stopped`, {agent: agent.id}, true);
     }
-    if (agent.done || !agent.turns.pendingTurn) {
+    if (agent.done) {
       return failure('AGENT-FINISHED', `Gemini's agent loop for ${agent.id} has ended: ${agent.error ?? agent.output?.terminate_reason ?? ''}`, {}, true);
+    }
+    if (!agent.turns.pendingTurn) {
+      // Gemini's executor awaits its scheduler: while a call waits for confirmation the
+      // agent's loop does not ask its model again, so no second call can be issued.
+      return failure('AGENT-BUSY', `Gemini's agent loop for ${agent.id} is waiting on its previous call`, {}, false);
     }
     this.callCounter += 1;
     const callId = `capconf-call-${this.callCounter}`;
