@@ -7,11 +7,13 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from conftest import ADAPTER
 
 
-def _exchange(node: str, requests: list[dict[str, object]], cwd: Path = ADAPTER) -> list[dict]:
+def _exchange(node: str, requests: list[dict[str, object]],
+              cwd: Path = ADAPTER) -> list[dict[str, Any]]:
     lines = "".join(json.dumps(r) + "\n" for r in requests)
     done = subprocess.run([node, "driver.mjs"], cwd=cwd, input=lines, capture_output=True,
                           text=True, timeout=120)
@@ -46,7 +48,8 @@ def test_names_outside_the_table_reach_gemini_as_written(node: str, tmp_path: Pa
     result = parsed["result"]
     # `read` is the table's and becomes read_file; `READ` is not, so Gemini judges it
     assert result["loaded"] is False
-    assert [(d["code"], d["path"]) for d in result["diagnostics"]] == [("TOOL-UNKNOWN", ["tools", 1])]
+    found = [(d["code"], d["path"]) for d in result["diagnostics"]]
+    assert found == [("TOOL-UNKNOWN", ["tools", 1])]
     assert "Invalid tool name" in result["diagnostics"][0]["message"]
 
 

@@ -9,7 +9,6 @@ import re
 import subprocess
 
 import pytest
-
 from conftest import ADAPTER
 
 SCRIPTS = sorted(p.name for p in (ADAPTER / "repro").glob("*.mjs") if not p.name.startswith("_"))
