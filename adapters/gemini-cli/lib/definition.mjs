@@ -42,7 +42,9 @@ function isMarkdown(args, text) {
  * from the world's server table (`command`, `args`, `env`, `cwd`), or `{}` for a name the
  * world lacks (Gemini decides what an empty entry means). Any other shape stays as written.
  */
-function translateMcp(front, worldServers) {
+function translateMcp(front, mcpWorld) {
+  const worldServers = mcpWorld?.servers;
+  const timeoutMs = mcpWorld?.timeoutMs;
   const mcp = front.mcp;
   if (mcp === null || typeof mcp !== 'object' || Array.isArray(mcp)) return;
   const keys = Object.keys(mcp);
@@ -53,6 +55,7 @@ function translateMcp(front, worldServers) {
     const entry = worldServers?.[name] ?? {};
     const inline = {};
     for (const k of ['command', 'args', 'env', 'cwd']) if (k in entry) inline[k] = entry[k];
+    if (Number.isInteger(timeoutMs)) inline.timeout = timeoutMs; // Gemini's per-request timeout, ms
     servers[name] = inline;
   }
   delete front.mcp;
@@ -71,7 +74,7 @@ function translateTools(front) {
  * not parse and documents that are not mappings are passed to Gemini untouched, so that
  * Gemini's loader, not the adapter, reports them.
  */
-export function toAgentFile(args, bytes, worldServers) {
+export function toAgentFile(args, bytes, mcpWorld) {
   const text = bytes.toString('utf8');
   const markdown = isMarkdown(args, text);
   let frontText;
@@ -101,7 +104,7 @@ export function toAgentFile(args, bytes, worldServers) {
   }
   translateTools(front);
   const declaredServers = Array.isArray(front.mcp?.servers) ? [...front.mcp.servers] : null;
-  translateMcp(front, worldServers);
+  translateMcp(front, mcpWorld);
   const out = `---\n${yaml.dump(front, {lineWidth: -1})}---\n${body}`;
   return {markdown, bytes: Buffer.from(out, 'utf8'), declaredTools,
     declaredServers: front.mcp_servers ? declaredServers : null};
@@ -146,9 +149,9 @@ let fileCounter = 0;
  * Load a capconf source with Gemini's loader. Returns {ok, frontmatter, definition,
  * diagnostics, declaredTools, markdown}. `definition` is Gemini's AgentDefinition.
  */
-export async function loadWithGemini(core, agentsDir, args, worldServers) {
+export async function loadWithGemini(core, agentsDir, args, mcpWorld) {
   const bytes = sourceBytes(args);
-  const file = toAgentFile(args, bytes, worldServers);
+  const file = toAgentFile(args, bytes, mcpWorld);
   fs.mkdirSync(agentsDir, {recursive: true});
   fileCounter += 1;
   const filePath = path.join(agentsDir, `capconf-${process.pid}-${fileCounter}.md`);

@@ -2,12 +2,12 @@
 // Ops of groups the adapter does not declare answer `not_implemented` (SPEC PROTO-03).
 
 import {BadRequest, loadWithGemini, normalised} from './definition.mjs';
-import {GeminiWorld, ProtocolError, TIER_TO_MODE} from './runtime.mjs';
+import {GeminiWorld, ProtocolError, TIER_TO_MODE, worldServers} from './runtime.mjs';
 import {registryJson, validateWorld} from './world.mjs';
 import {decide} from './decide.mjs';
 import {toCapconf, toGemini} from './vocabulary.mjs';
 
-export const FEATURES = ['def', 'tool', 'approval'];
+export const FEATURES = ['def', 'tool', 'approval', 'mcp'];
 
 export class Session {
   constructor(core, genai, version) {
@@ -32,7 +32,8 @@ export class Session {
 async function load(session, args) {
   const world = session.needWorld();
   try {
-    return await loadWithGemini(session.core, world.scratch, args, world.world.raw.mcp?.mcpServers);
+    return await loadWithGemini(session.core, world.scratch, args,
+      {servers: worldServers(world.world), timeoutMs: world.world.raw.mcp?.timeout_ms});
   } catch (error) {
     if (error instanceof BadRequest) throw new ProtocolError('bad_request', error.message, error.path);
     throw error;

@@ -69,11 +69,11 @@ export class GeminiWorld {
       sessionId: `capconf-${worldCounter}`, targetDir: this.world.workspace, cwd: this.world.workspace,
       debugMode: false, model: 'gemini-2.5-flash', interactive, approvalMode: mode,
       includeDirectories: this.policy.writable_roots,
-      telemetry: {enabled: false}, usageStatisticsEnabled: false, mcpEnabled: false,
+      telemetry: {enabled: false}, usageStatisticsEnabled: false, mcpEnabled: worldServers(this.world) !== null,
       extensionsEnabled: false, enableHooks: false, skillsSupport: false, enableAgents: true,
       checkpointing: false, fakeResponses: path.join(this.home, 'scripted-model'),
       coreTools: this.coreTools(),
-      policyEngineConfig: await core.createPolicyEngineConfig({}, mode, undefined, interactive),
+      policyEngineConfig: await core.createPolicyEngineConfig(mcpSettings(core, this.world), mode, undefined, interactive),
     });
     await config.refreshAuth(core.AuthType.USE_GEMINI, 'capconf-offline');
     await config.initialize();
@@ -148,9 +148,11 @@ export class GeminiWorld {
     }
     this.callCounter += 1;
     const callId = `capconf-call-${this.callCounter}`;
-    const geminiName = typeof tool === 'string' ? toGemini(tool) : tool;
-    const call = {callId, tool, geminiName, args, agent};
-    agent.turns.play([{functionCall: {id: callId, name: geminiName, args: argsToGemini(tool, args) ?? {}}}]);
+    const mcp = mcpCall(this.core, tool, args);
+    const geminiName = mcp ? mcp.name : typeof tool === 'string' ? toGemini(tool) : tool;
+    const geminiArgs = mcp ? mcp.args : argsToGemini(tool, args) ?? {};
+    const call = {callId, tool, geminiName, args, agent, mcp: mcp !== null};
+    agent.turns.play([{functionCall: {id: callId, name: geminiName, args: geminiArgs}}]);
     return this.outcome(call);
   }
 
@@ -173,13 +175,16 @@ export class GeminiWorld {
   }
 
   raiseCard(call, snapshot) {
-    const capArgs = call.args ?? {};
+    // an MCP card summarises the MCP tool's arguments (capconf's mcp_call wraps them)
+    const capArgs = (call.mcp ? call.args.arguments : call.args) ?? {};
     const kind = snapshot.tool?.kind;
     const card = {
       id: `card-${this.cards.length + 1}`, state: 'pending',
       origin: {agent_id: call.agent.id, agent_name: call.agent.name, subagent: true},
-      tool: toCapconf(call.geminiName),
-      action: TOOL_ACTION[call.tool] ?? KIND_TO_ACTION[kind] ?? 'config-tool',
+      tool: snapshot.tool instanceof this.core.DiscoveredMCPTool
+        ? `${snapshot.tool.serverName}__${snapshot.tool.serverToolName}` : toCapconf(call.geminiName),
+      action: TOOL_ACTION[call.tool]
+        ?? (snapshot.tool instanceof this.core.DiscoveredMCPTool ? 'mcp' : KIND_TO_ACTION[kind]) ?? 'config-tool',
       summary: summary(capArgs),
       reason: `Gemini CLI's policy engine asks the user (${snapshot.confirmationDetails?.title ?? call.geminiName})`,
       settled_by: null, delivered: 'pushed',
@@ -212,6 +217,10 @@ export class GeminiWorld {
     const response = part.functionResponse.response ?? {};
     const snapshot = this.updates.get(call.callId);
     if (response.error === undefined && snapshot?.status !== 'error' && snapshot?.status !== 'cancelled') {
+      if (call.mcp && typeof response.output === 'string') {
+        // Gemini turns the MCP result's text blocks into one text part; back into a block
+        return {ok: true, content: {content: [{type: 'text', text: response.output}]}};
+      }
       return {ok: true, content: response.output ?? response};
     }
     const message = String(response.error ?? snapshot?.response?.error?.message ?? 'error');
@@ -225,6 +234,10 @@ export class GeminiWorld {
     }
     if (errorType === 'policy_violation') {
       return failure('APPROVAL-DENIED', message, {reason: 'policy', error_type: errorType}, true);
+    }
+    if (call.mcp) {
+      const mapped = mcpError(errorType);
+      if (mapped) return failure(mapped.code, message, {error_type: errorType ?? null, ...mapped.detail}, mapped.terminal);
     }
     return failure(errorType ?? 'tool_error', message, {error_type: errorType ?? null}, true);
   }
@@ -284,3 +297,62 @@ function summary(args) {
 }
 
 export {argsToCapconf};
+
+/** The world's server table (`mcpServers`, or the list form) as name -> entry, or null. */
+export function worldServers(world) {
+  const mcp = world.raw?.mcp;
+  if (!mcp || typeof mcp !== 'object') return null;
+  if (mcp.mcpServers && typeof mcp.mcpServers === 'object') return mcp.mcpServers;
+  if (Array.isArray(mcp.servers)) {
+    return Object.fromEntries(mcp.servers.filter((s) => s && typeof s.name === 'string').map((s) => [s.name, s]));
+  }
+  return null;
+}
+
+/**
+ * The world's MCP settings in Gemini's settings vocabulary, for Gemini's own
+ * `createPolicyEngineConfig`: a server's approval allow-list (`allow`) is Gemini's
+ * `tools.allowed` with each tool under the name Gemini's MCP client gives it
+ * (`generateValidName`), and a disabled server (`enabled: false`) is in `mcp.excluded`.
+ */
+function mcpSettings(core, world) {
+  const servers = worldServers(world);
+  if (!servers) return {};
+  const allowed = [];
+  const excluded = [];
+  for (const [name, entry] of Object.entries(servers)) {
+    for (const tool of Array.isArray(entry?.allow) ? entry.allow : []) {
+      if (typeof tool === 'string') allowed.push(core.generateValidName(`${name}${core.MCP_QUALIFIED_NAME_SEPARATOR}${tool}`));
+    }
+    if (entry?.enabled === false) excluded.push(name);
+  }
+  return {...(allowed.length ? {tools: {allowed}} : {}), ...(excluded.length ? {mcp: {excluded}} : {})};
+}
+
+/**
+ * capconf's `mcp_call {name: "server__tool", arguments}` in Gemini's words: the model calls
+ * the tool Gemini's MCP client mounted for it (`generateValidName(server + "_" + tool)`)
+ * with the arguments themselves. The name is split at its first `__` (SPEC N-3); any other
+ * shape, and `mcp_search` / `mcp_describe`, reach Gemini as written (it has no gateway).
+ */
+function mcpCall(core, tool, args) {
+  if (tool !== 'mcp_call' || typeof args?.name !== 'string') return null;
+  const at = args.name.indexOf('__');
+  if (at <= 0 || at + 2 >= args.name.length) return null;
+  const server = args.name.slice(0, at);
+  const name = args.name.slice(at + 2);
+  return {name: core.generateValidName(`${server}${core.MCP_QUALIFIED_NAME_SEPARATOR}${name}`),
+    args: args.arguments === undefined ? {} : args.arguments};
+}
+
+/**
+ * Gemini's answer to a failed MCP call, by its ToolErrorType -> capconf's MCP error code
+ * (SPEC MCP-03's table). Gemini's MCP client reports a failed request (timeout, closed
+ * connection, JSON-RPC error) as an `isError` result too, so that is all it says.
+ */
+const MCP_ERRORS = Object.freeze({mcp_tool_error: {code: 'MCP-TOOL-ERROR', terminal: null}});
+
+function mcpError(errorType) {
+  const row = MCP_ERRORS[errorType];
+  return row ? {code: row.code, terminal: row.terminal, detail: {}} : null;
+}
