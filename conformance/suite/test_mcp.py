@@ -525,7 +525,8 @@ def test_a_misbehaving_server_is_a_structured_error_and_widens_nothing(
     """Bug: a hung or dying server hangs the agent or crashes the implementation."""
     tools = [{"name": "search_pages", "inputSchema": OBJ, "results": [{"fault": fault}]}]
     setup(impl, notion=server(impl, "notion", tools, allow=["search_pages"]),
-          github=server(impl, "github", GITHUB_TOOLS), timeout_ms=500)
+          # the timeout also bounds a stdio client's initialize of a cold-starting server
+          github=server(impl, "github", GITHUB_TOOLS), timeout_ms=3000)
     agent = spawn(impl, agent_def(servers=["notion"]))
     result = mcp_call(impl, agent, "notion__search_pages")
     assert result["ok"] is False

@@ -1,0 +1,70 @@
+"""The driver as a process: it refuses to start without the real runtime, and it hands
+Gemini every name the table does not know exactly as written (no folding, no repair)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from conftest import ADAPTER
+
+
+def _exchange(node: str, requests: list[dict[str, object]],
+              cwd: Path = ADAPTER) -> list[dict[str, Any]]:
+    lines = "".join(json.dumps(r) + "\n" for r in requests)
+    done = subprocess.run([node, "driver.mjs"], cwd=cwd, input=lines, capture_output=True,
+                          text=True, timeout=120)
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def test_refuses_to_start_without_gemini_core(node: str, tmp_path: Path) -> None:
+    shutil.copy(ADAPTER / "driver.mjs", tmp_path / "driver.mjs")
+    shutil.copy(ADAPTER / "package.json", tmp_path / "package.json")
+    shutil.copytree(ADAPTER / "lib", tmp_path / "lib")
+    done = subprocess.run([node, "driver.mjs"], cwd=tmp_path, input='{"id":1,"op":"hello"}\n',
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 3
+    assert done.stdout == ""
+    assert "@google/gemini-cli-core is not installed" in done.stderr
+    assert "npm ci --prefix adapters/gemini-cli" in done.stderr
+
+
+def test_hello_names_the_runtime_and_its_version(node: str) -> None:
+    [hello] = _exchange(node, [{"id": 1, "op": "hello"}])
+    pinned = json.loads((ADAPTER / "package.json").read_text())["dependencies"]
+    assert hello["result"]["implementation"]["name"] == "gemini-cli-core"
+    assert hello["result"]["implementation"]["version"] == pinned["@google/gemini-cli-core"]
+    assert set(hello["result"]["features"]) == {"def", "tool", "approval", "mcp"}
+
+
+def test_names_outside_the_table_reach_gemini_as_written(node: str, tmp_path: Path) -> None:
+    source = "name: r\ndescription: d\ntools: [read, READ]\nprompt: Go.\n"
+    _, parsed = _exchange(node, [
+        {"id": 1, "op": "world.setup", "args": {"workspace": str(tmp_path)}},
+        {"id": 2, "op": "definition.parse", "args": {"source": source}}])
+    result = parsed["result"]
+    # `read` is the table's and becomes read_file; `READ` is not, so Gemini judges it
+    assert result["loaded"] is False
+    found = [(d["code"], d["path"]) for d in result["diagnostics"]]
+    assert found == [("TOOL-UNKNOWN", ["tools", 1])]
+    assert "Invalid tool name" in result["diagnostics"][0]["message"]
+
+
+def test_a_granted_call_runs_in_geminis_loop(node: str, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("hello\n")
+    source = "name: r\ndescription: d\ntools: [read]\nprompt: Go.\n"
+    answers = _exchange(node, [
+        {"id": 1, "op": "world.setup", "args": {"workspace": str(tmp_path)}},
+        {"id": 2, "op": "agent.spawn", "args": {"source": source}},
+        {"id": 3, "op": "tool.call", "args": {"agent": "agent-1", "tool": "read",
+                                              "args": {"path": "a.txt"}}},
+        {"id": 4, "op": "tool.call", "args": {"agent": "agent-1", "tool": "write",
+                                              "args": {"path": "b.txt", "content": "x"}}}])
+    assert answers[2]["result"] == {"ok": True, "content": "hello\n"}
+    refused = answers[3]["result"]
+    assert refused["error_code"] == "tool_not_mounted"
+    assert "not available to this agent" in refused["error_message"]  # Gemini's own words
+    assert not (tmp_path / "b.txt").exists()
