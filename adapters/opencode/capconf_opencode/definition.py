@@ -1,0 +1,139 @@
+"""A capconf definition as an OpenCode agent file, key by key.
+
+Why: OpenCode's own loader must read the definition, so the adapter writes the agent file
+OpenCode reads (`.opencode/agent/NAME.md`: front matter + prompt body). Only keys are
+translated, by a fixed rule: capconf's `tools` allow-list becomes OpenCode's ordered
+`permission` rules (`"*": deny`, then each declared name, as written, `allow`); the YAML
+form's `prompt` becomes the body; `mode: subagent` says what the file is. Every other key
+and every value is passed exactly as written, so OpenCode decides what a name means.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+CAPABILITY_KEYS = ("skills", "mcp", "knowledge", "memory")
+DEF_KEYS = {"name", "description", "tools", "prompt", *CAPABILITY_KEYS}
+SAFE_STEM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?---[ \t]*(?:\r?\n|\Z)(.*)\Z", re.S)
+
+
+class BadSource(ValueError):
+    """`source` / `source_b64` missing or not decodable: a bad request, not a definition."""
+
+
+@dataclass
+class Translated:
+    """The agent file for OpenCode, and what the adapter read from the source."""
+
+    stem: str
+    text: bytes
+    fmt: str
+    mapping: dict[str, Any] | None
+    body: str | None
+    declared_tools: list[str] | None
+    notes: list[str] = field(default_factory=list)
+
+
+def source_bytes(args: dict[str, Any]) -> bytes:
+    if isinstance(args.get("source"), str):
+        return str(args["source"]).encode("utf-8", "surrogatepass")
+    if isinstance(args.get("source_b64"), str):
+        try:
+            return base64.b64decode(args["source_b64"], validate=True)
+        except (binascii.Error, ValueError) as e:
+            raise BadSource(f"source_b64 is not base64: {e}") from e
+    raise BadSource("one of `source` (text) or `source_b64` is required")
+
+
+def declared(value: Any) -> list[str] | None:
+    """The tool names a `tools` value declares, as written (trimmed), or None."""
+    if isinstance(value, str):
+        return [p.strip() for p in value.split(",") if p.strip()]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return [v.strip() for v in value]
+    return None
+
+
+def _load(text: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+
+
+def translate(raw: bytes, fmt: str, filename: str | None, counter: int) -> Translated:
+    """capconf source bytes -> the OpenCode agent file that says the same."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        # nothing to translate: OpenCode's loader gets the bytes as they are
+        return Translated(f"agent-{counter}", raw, "markdown", None, None, None,
+                          ["source is not UTF-8"])
+    if fmt == "auto":
+        fmt = "markdown" if (filename or "").endswith(".md") or text.startswith("---") \
+            else "yaml"
+    if fmt == "markdown":
+        m = FRONT.match(text)
+        front, body = (m.group(1), m.group(2)) if m else ("", text)
+        mapping = _load(front) if m else {}
+    else:
+        mapping, body = _load(text), None
+        front = text
+    if not isinstance(mapping, dict):
+        # OpenCode's own parser decides what such a document is
+        wrapped = f"---\n{front}\n---\n{body or ''}"
+        return Translated(f"agent-{counter}", wrapped.encode(), fmt, None, body, None)
+    fm: dict[str, Any] = {}
+    tools = declared(mapping.get("tools")) if "tools" in mapping else None
+    for key, value in mapping.items():
+        if fmt == "yaml" and key == "prompt":
+            continue
+        if key == "tools" and tools is not None:
+            rules: dict[str, str] = {"*": "deny"}
+            for name in tools:
+                rules[name] = "allow"
+            fm["permission"] = rules
+            continue
+        fm[str(key)] = value
+    fm.setdefault("mode", "subagent")
+    if fmt == "yaml":
+        prompt = mapping.get("prompt")
+        body = prompt if isinstance(prompt, str) else ("" if prompt is None else str(prompt))
+    name = mapping.get("name")
+    stem = name.strip() if isinstance(name, str) and SAFE_STEM.match(name.strip()) \
+        else f"agent-{counter}"
+    dumped = yaml.safe_dump(fm, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    out = f"---\n{dumped}---\n{body or ''}"
+    return Translated(stem, out.encode("utf-8", "surrogatepass"), fmt, mapping, body, tools)
+
+
+def normalised(t: Translated, agent: dict[str, Any] | None) -> dict[str, Any] | None:
+    """capconf's `definition` view: names and values from OpenCode's loaded agent where
+    OpenCode keeps them (name, description, prompt, options), as written otherwise."""
+    if agent is None or t.mapping is None:
+        return None
+    m = t.mapping
+    options = agent.get("options") or {}
+    mcp = m.get("mcp")
+    servers = mcp.get("servers") if isinstance(mcp, dict) else None
+    memory = m.get("memory")
+    return {
+        "format": t.fmt,
+        "name": agent.get("name"),
+        "description": agent.get("description"),
+        "body": agent.get("prompt"),
+        "tools": t.declared_tools,
+        "skills": m.get("skills") if "skills" in m else None,
+        "mcp": {"servers": servers if isinstance(servers, list) else []} if "mcp" in m else None,
+        "knowledge": m.get("knowledge") if "knowledge" in m else None,
+        "memory": memory.lower() if isinstance(memory, str) else None,
+        "extra": {k: v for k, v in options.items() if k not in DEF_KEYS}
+        if isinstance(options, dict) else {},
+    }
