@@ -5,7 +5,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from capconf_opencode.driver import main  # noqa: E402
+from capconf_opencode.driver import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -46,7 +46,8 @@ def write_agent(directory: Path, t: Translated) -> Path:
     return path
 
 
-def find_agent(oc: OpenCode, directory: Path, stem: str) -> tuple[dict[str, Any] | None, str | None]:
+def find_agent(oc: OpenCode, directory: Path,
+               stem: str) -> tuple[dict[str, Any] | None, str | None]:
     answer = oc.get("/agent", directory=str(directory), timeout=60)
     if isinstance(answer, dict) and "__http_error__" in answer:
         return None, str(answer.get("message") or answer.get("data") or answer)
@@ -72,9 +73,20 @@ def run_turn(oc: OpenCode, model: ScriptedModel, directory: Path, session: str, 
         directory=str(directory))
     if isinstance(answer, dict) and "__http_error__" in answer:
         raise OpenCodeError(str(answer.get("message") or answer))
-    turn.done.wait(TURN_TIMEOUT)
+    deadline = time.monotonic() + TURN_TIMEOUT
+    while not turn.done.wait(0.3) and time.monotonic() < deadline:
+        for ask in pending_asks(oc, directory, session):
+            # Nobody attends this session: answer as OpenCode's own headless `run` does.
+            oc.post(f"/permission/{ask['id']}/reply", {"reply": "reject"},
+                    directory=str(directory))
+            turn.asks.append(ask)
     wait_idle(oc, directory, session)
     return turn
+
+
+def pending_asks(oc: OpenCode, directory: Path, session: str) -> list[dict[str, Any]]:
+    asks = oc.get("/permission", directory=str(directory))
+    return [a for a in asks if a.get("sessionID") == session] if isinstance(asks, list) else []
 
 
 def wait_idle(oc: OpenCode, directory: Path, session: str, limit: float = 20.0) -> bool:

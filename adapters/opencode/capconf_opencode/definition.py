@@ -106,9 +106,9 @@ def translate(raw: bytes, fmt: str, filename: str | None, counter: int) -> Trans
     if fmt == "yaml":
         prompt = mapping.get("prompt")
         body = prompt if isinstance(prompt, str) else ("" if prompt is None else str(prompt))
-    name = mapping.get("name")
-    stem = name.strip() if isinstance(name, str) and SAFE_STEM.match(name.strip()) \
-        else f"agent-{counter}"
+    agent_name: Any = mapping.get("name")
+    stem = agent_name.strip() if isinstance(agent_name, str) \
+        and SAFE_STEM.match(agent_name.strip()) else f"agent-{counter}"
     dumped = yaml.safe_dump(fm, sort_keys=False, allow_unicode=True, default_flow_style=False)
     out = f"---\n{dumped}---\n{body or ''}"
     return Translated(stem, out.encode("utf-8", "surrogatepass"), fmt, mapping, body, tools)

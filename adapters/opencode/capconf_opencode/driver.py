@@ -11,13 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import sys
 import subprocess
+import sys
 import tempfile
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, ClassVar
 
 from . import agents
 from .definition import BadSource, Translated, normalised, source_bytes, translate
@@ -222,8 +222,8 @@ class Driver:
         offered = [str(o.get("function", {}).get("name")) for o in agent.offered]
         oc = self.runtime()
         before = len(agents.tool_parts(oc, agent.directory, agent.session))
-        agents.run_turn(oc, self.require_model(), agent.directory, agent.session, agent.name,
-                        f"Call {oc_id}.", (oc_id, opencode_args(oc_id, targs)))
+        turn = agents.run_turn(oc, self.require_model(), agent.directory, agent.session,
+                               agent.name, f"Call {oc_id}.", (oc_id, opencode_args(oc_id, targs)))
         parts = agents.tool_parts(oc, agent.directory, agent.session)[before:]
         part = parts[-1] if parts else None
         state = (part or {}).get("state") or {}
@@ -234,6 +234,13 @@ class Driver:
                     + (f" (OpenCode: {state.get('error') or state.get('output')})"
                        if part else ""),
                     "error_detail": {"tool": tool, "mounted": mounted},
+                    "terminal_for_attempt": True, "retry_after_ms": None}
+        if turn.asks:
+            return {"ok": False, "error_code": "APPROVAL-DENIED",
+                    "error_message": "OpenCode asked for permission "
+                    f"`{turn.asks[0].get('permission')}` and nobody attends this session "
+                    "(answered `reject`, as OpenCode's headless run does)",
+                    "error_detail": {"tool": tool, "opencode_ask": turn.asks[0]},
                     "terminal_for_attempt": True, "retry_after_ms": None}
         if state.get("status") == "completed":
             return {"ok": True, "content": {"output": state.get("output"),
@@ -247,7 +254,7 @@ class Driver:
     def op_shutdown(self, args: dict[str, Any]) -> dict[str, Any]:
         return {}
 
-    OPS = {"hello": op_hello, "world.setup": op_world_setup, "registry.list": op_registry_list,
+    OPS: ClassVar[dict[str, Any]] = {"hello": op_hello, "world.setup": op_world_setup, "registry.list": op_registry_list,
            "definition.parse": op_definition_parse, "tools.mounted": op_tools_mounted,
            "agent.spawn": op_agent_spawn, "tool.call": op_tool_call, "shutdown": op_shutdown}
 

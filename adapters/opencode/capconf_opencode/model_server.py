@@ -28,6 +28,7 @@ class Turn:
     system: str | None = None
     tool_result: str | None = None
     requests: int = 0
+    asks: list[dict[str, Any]] = field(default_factory=list)
     done: threading.Event = field(default_factory=threading.Event)
 
 

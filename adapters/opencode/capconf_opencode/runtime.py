@@ -9,6 +9,7 @@ is killed by group at shutdown: it is never left running.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -58,10 +59,8 @@ def _free_port() -> int:
 
 def _die_with_parent() -> None:
     os.setsid()
-    try:
+    with contextlib.suppress(OSError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
 
 
 class OpenCode:
@@ -156,9 +155,7 @@ class OpenCode:
                 os.killpg(self.proc.pid, signal.SIGTERM)
                 self.proc.wait(timeout=5)
             except (ProcessLookupError, subprocess.TimeoutExpired):
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(self.proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
                 self.proc.wait(timeout=5)
         shutil.rmtree(self.home, ignore_errors=True)

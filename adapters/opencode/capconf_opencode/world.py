@@ -97,7 +97,8 @@ def parse_world(args: dict[str, Any]) -> World:
     rows: list[dict[str, str]] = []
     for i, row in enumerate(ng):
         if not isinstance(row, dict):
-            raise WorldInvalid("a not_grantable row is {name, reason}", ["args", "not_grantable", i])
+            raise WorldInvalid("a not_grantable row is {name, reason}",
+                               ["args", "not_grantable", i])
         for k in row:
             if k not in ("name", "reason"):
                 raise WorldInvalid(f"unknown field `{k}`", ["args", "not_grantable", i, k])
