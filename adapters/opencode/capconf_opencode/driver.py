@@ -254,7 +254,8 @@ class Driver:
     def op_shutdown(self, args: dict[str, Any]) -> dict[str, Any]:
         return {}
 
-    OPS: ClassVar[dict[str, Any]] = {"hello": op_hello, "world.setup": op_world_setup, "registry.list": op_registry_list,
+    OPS: ClassVar[dict[str, Any]] = {
+           "hello": op_hello, "world.setup": op_world_setup, "registry.list": op_registry_list,
            "definition.parse": op_definition_parse, "tools.mounted": op_tools_mounted,
            "agent.spawn": op_agent_spawn, "tool.call": op_tool_call, "shutdown": op_shutdown}
 
