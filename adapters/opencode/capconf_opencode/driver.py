@@ -188,6 +188,23 @@ class Driver:
                           "input_schema": fn.get("parameters") or {"type": "object"}})
         return {"tools": tools, "diagnostics": self.diagnostics(loaded)}
 
+    def op_prompt_assemble(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The system prompt OpenCode sent the model for this agent, split where the
+        agent's own prompt sits in it (OpenCode's text around it is its frame)."""
+        _, loaded = self.probe(args)
+        system = loaded.system
+        body = str((loaded.agent or {}).get("prompt") or "")
+        parts: list[dict[str, str]] = []
+        at = system.find(body) if body else -1
+        if at < 0:
+            parts = [{"kind": "frame", "text": system}] if system else []
+        else:
+            for kind, text in (("frame", system[:at]), ("body", body),
+                               ("frame", system[at + len(body):])):
+                if text:
+                    parts.append({"kind": kind, "text": text})
+        return {"prompt": system, "parts": parts, "diagnostics": self.diagnostics(loaded)}
+
     def op_agent_spawn(self, args: dict[str, Any]) -> dict[str, Any]:
         world = self.need_world()
         t = self._translated(args)
@@ -257,6 +274,7 @@ class Driver:
     OPS: ClassVar[dict[str, Any]] = {
            "hello": op_hello, "world.setup": op_world_setup, "registry.list": op_registry_list,
            "definition.parse": op_definition_parse, "tools.mounted": op_tools_mounted,
+           "prompt.assemble": op_prompt_assemble,
            "agent.spawn": op_agent_spawn, "tool.call": op_tool_call, "shutdown": op_shutdown}
 
     def handle(self, line: bytes) -> dict[str, Any]:
