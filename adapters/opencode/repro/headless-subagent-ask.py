@@ -1,7 +1,7 @@
 """Finding (public issue #13974, as cited in shared/design/peers.md; the earlier hang of the
 same situation is #36868 / #41991, whose fix #35823 made headless `run` reject a child's
-asks): in headless `opencode run`, a subagent's `ask` has nobody to answer it. Measured with 1.18.33: the parent delegates with `task` to a
-subagent whose `edit` permission is `ask`; the child's `write` is auto-rejected (never
+asks): in headless `opencode run`, a subagent's `ask` has nobody to answer it. Measured
+with 1.18.33: the parent delegates with `task` to a subagent whose `edit` permission is `ask`; the child's `write` is auto-rejected (never
 a hang), and the rejection ends the whole subagent: the parent's `task` result is an
 error instead of the child's report (capconf APPR: a deny fails that one call).
 
@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from capconf_opencode.model_server import ScriptedModel, Turn  # noqa: E402
-from capconf_opencode.runtime import MODEL, PROVIDER, find_binary  # noqa: E402
+from capconf_opencode.model_server import ScriptedModel, Turn
+from capconf_opencode.runtime import MODEL, PROVIDER, find_binary
 
 
 def main() -> int:
