@@ -1,9 +1,10 @@
 """Finding (public issue #13974, as cited in shared/design/peers.md; the earlier hang of the
 same situation is #36868 / #41991, whose fix #35823 made headless `run` reject a child's
 asks): in headless `opencode run`, a subagent's `ask` has nobody to answer it. Measured
-with 1.18.33: the parent delegates with `task` to a subagent whose `edit` permission is `ask`; the child's `write` is auto-rejected (never
-a hang), and the rejection ends the whole subagent: the parent's `task` result is an
-error instead of the child's report (capconf APPR: a deny fails that one call).
+with 1.18.33: the parent delegates with `task` to a subagent whose `edit` permission is
+`ask`; the child's `write` is auto-rejected (never a hang), and the rejection ends the
+whole subagent: the parent's `task` result is an error instead of the child's report
+(capconf APPR: a deny fails that one call, the child goes on).
 
 Direct reproduction, no capconf: the real binary, a private HOME, and the adapter's own
 scripted model on 127.0.0.1 (it emits exactly the two tool calls). Exit 0 = reproduced.
