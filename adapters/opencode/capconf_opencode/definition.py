@@ -20,7 +20,9 @@ import yaml
 
 CAPABILITY_KEYS = ("skills", "mcp", "knowledge", "memory")
 DEF_KEYS = {"name", "description", "tools", "prompt", *CAPABILITY_KEYS}
-SAFE_STEM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# a name becomes the file name as written (OpenCode names an agent by its file) when it is
+# one harmless path component; anything else is judged by OpenCode under a neutral name
+UNSAFE_STEM = re.compile(r"[/\\\x00-\x1f\x7f]|^\.|^-")
 FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?---[ \t]*(?:\r?\n|\Z)(.*)\Z", re.S)
 
 
@@ -54,6 +56,8 @@ def source_bytes(args: dict[str, Any]) -> bytes:
 
 def declared(value: Any) -> list[str] | None:
     """The tool names a `tools` value declares, as written (trimmed), or None."""
+    if value is None:  # `tools:` with nothing after it declares the empty list
+        return []
     if isinstance(value, str):
         return [p.strip() for p in value.split(",") if p.strip()]
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
@@ -66,6 +70,13 @@ def _load(text: str) -> Any:
         return yaml.safe_load(text)
     except yaml.YAMLError:
         return None
+
+
+def _encodable(name: str) -> bool:
+    try:
+        return len(name.encode("utf-8")) <= 200
+    except UnicodeEncodeError:
+        return False
 
 
 def translate(raw: bytes, fmt: str, filename: str | None, counter: int) -> Translated:
@@ -107,8 +118,10 @@ def translate(raw: bytes, fmt: str, filename: str | None, counter: int) -> Trans
         prompt = mapping.get("prompt")
         body = prompt if isinstance(prompt, str) else ("" if prompt is None else str(prompt))
     agent_name: Any = mapping.get("name")
-    stem = agent_name.strip() if isinstance(agent_name, str) \
-        and SAFE_STEM.match(agent_name.strip()) else f"agent-{counter}"
+    stem = agent_name.strip() if isinstance(agent_name, str) and agent_name.strip() \
+        and not UNSAFE_STEM.search(agent_name.strip()) \
+        and _encodable(agent_name.strip()) \
+        else f"agent-{counter}"
     dumped = yaml.safe_dump(fm, sort_keys=False, allow_unicode=True, default_flow_style=False)
     out = f"---\n{dumped}---\n{body or ''}"
     return Translated(stem, out.encode("utf-8", "surrogatepass"), fmt, mapping, body, tools)
@@ -130,9 +143,9 @@ def normalised(t: Translated, agent: dict[str, Any] | None) -> dict[str, Any] | 
         "description": agent.get("description"),
         "body": agent.get("prompt"),
         "tools": t.declared_tools,
-        "skills": m.get("skills") if "skills" in m else None,
+        "skills": (m.get("skills") or []) if "skills" in m else None,
         "mcp": {"servers": servers if isinstance(servers, list) else []} if "mcp" in m else None,
-        "knowledge": m.get("knowledge") if "knowledge" in m else None,
+        "knowledge": (m.get("knowledge") or []) if "knowledge" in m else None,
         "memory": memory.lower() if isinstance(memory, str) else None,
         "extra": {k: v for k, v in options.items() if k not in DEF_KEYS}
         if isinstance(options, dict) else {},

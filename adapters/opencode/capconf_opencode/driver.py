@@ -27,7 +27,7 @@ from .runtime import OpenCode, find_binary
 from .vocabulary import FROM_OPENCODE, TO_OPENCODE, capconf_name, opencode_args
 from .world import World, WorldInvalid, parse_world
 
-FEATURES = ["def", "tool", "call"]
+FEATURES = ["def", "tool", "prompt", "call"]
 SPEC_VERSION = "0.1.0"
 
 
@@ -87,8 +87,9 @@ class Driver:
                 "spec_version": SPEC_VERSION, "features": FEATURES}
 
     def op_world_setup(self, args: dict[str, Any]) -> dict[str, Any]:
-        self.world = parse_world(args)
+        self.world = None  # a refused setup leaves no world behind (PROTO-02)
         self.agents.clear()
+        self.world = parse_world(args)
         self.spawned_in_workspace = False
         return {"registry": self.world.registry()}
 
