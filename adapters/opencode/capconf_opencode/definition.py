@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,6 +73,46 @@ def _load(text: str) -> Any:
         return None
 
 
+TOP_KEY = re.compile(r"""^(?:"([^"]*)"|'([^']*)'|([^\s#'"\-?][^:#]*?))\s*:(?:\s|$)""")
+
+
+def _top_key(line: str) -> str | None:
+    m = TOP_KEY.match(line)
+    if not m:
+        return None
+    return next(g for g in m.groups() if g is not None).strip()
+
+
+def splice(text: str, drop: set[str], append: list[str]) -> str | None:
+    """`text` (a block mapping) with the top-level keys in `drop` cut out, line by line,
+    and `append` added: every other byte stays as written, so OpenCode's own YAML reader
+    sees the author's scalars (`yes`, `017`), not the adapter's reading of them. None when
+    the document is not a plain block mapping."""
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    skipping = False
+    seen_key = False
+    for line in lines:
+        bare = line.rstrip("\r\n")
+        key = _top_key(bare) if bare[:1] not in (" ", "\t", "") else None
+        if key is not None:
+            seen_key = True
+            skipping = key in drop
+            if not skipping:
+                out.append(line)
+            continue
+        continued = bare == "" or bare[:1] in (" ", "\t") or bare.startswith("-")
+        if skipping and continued:
+            continue
+        if bare.startswith(("{", "[")) and not seen_key:
+            return None
+        skipping = False
+        out.append(line)
+    if out and not out[-1].endswith("\n"):
+        out[-1] += "\n"
+    return "".join(out) + "".join(a + "\n" for a in append)
+
+
 def _encodable(name: str) -> bool:
     try:
         return len(name.encode("utf-8")) <= 200
@@ -103,13 +144,17 @@ def translate(raw: bytes, fmt: str, filename: str | None, counter: int) -> Trans
         return Translated(f"agent-{counter}", wrapped.encode(), fmt, None, body, None)
     fm: dict[str, Any] = {}
     tools = declared(mapping.get("tools")) if "tools" in mapping else None
+    drop = ({"tools"} if tools is not None else set()) | ({"prompt"} if fmt == "yaml" else set())
+    extra_lines: list[str] = []
+    rules: dict[str, str] = {"*": "deny", **{name: "allow" for name in tools or []}}
+    if tools is not None:
+        extra_lines.append("permission: " + json.dumps(rules, ensure_ascii=False))
+    if "mode" not in mapping:
+        extra_lines.append("mode: subagent")
     for key, value in mapping.items():
         if fmt == "yaml" and key == "prompt":
             continue
         if key == "tools" and tools is not None:
-            rules: dict[str, str] = {"*": "deny"}
-            for name in tools:
-                rules[name] = "allow"
             fm["permission"] = rules
             continue
         fm[str(key)] = value
@@ -122,8 +167,11 @@ def translate(raw: bytes, fmt: str, filename: str | None, counter: int) -> Trans
         and not UNSAFE_STEM.search(agent_name.strip()) \
         and _encodable(agent_name.strip()) \
         else f"agent-{counter}"
-    dumped = yaml.safe_dump(fm, sort_keys=False, allow_unicode=True, default_flow_style=False)
-    out = f"---\n{dumped}---\n{body or ''}"
+    spliced = splice(front, drop, extra_lines)
+    if spliced is None:
+        spliced = yaml.safe_dump(fm, sort_keys=False, allow_unicode=True,
+                                 default_flow_style=False)
+    out = f"---\n{spliced}---\n{body or ''}"
     return Translated(stem, out.encode("utf-8", "surrogatepass"), fmt, mapping, body, tools)
 
 

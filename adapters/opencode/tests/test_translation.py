@@ -102,3 +102,14 @@ def test_world_arguments_are_validated_with_paths(tmp_path: Path) -> None:
                          "session_tools": ["read"]})
     rules = world.config()["permission"]
     assert rules["write"] == "deny" and rules["todowrite"] == "deny" and "read" not in rules
+
+
+def test_scalars_reach_opencode_as_written_not_as_the_adapter_reads_them() -> None:
+    """Bug: the adapter re-dumps the front matter through a YAML 1.1 reader, so `yes`
+    reaches OpenCode as `true` and `017` as `15`: OpenCode's own reader is never tested."""
+    src = (b"name: a\ndescription: d\nflag: yes\noctal: 017\ntools:\n  - read\n"
+           b"prompt: |\n  One.\n  Two.\nwhen: 2024-01-01\n")
+    text = translate(src, "yaml", None, 1).text.decode()
+    assert "flag: yes\noctal: 017\nwhen: 2024-01-01\n" in text
+    assert "tools" not in text and "prompt" not in text
+    assert text.endswith("---\nOne.\nTwo.\n")
