@@ -66,9 +66,23 @@ def declared(value: Any) -> list[str] | None:
     return None
 
 
+class _Yaml12Loader(yaml.SafeLoader):
+    """PyYAML with YAML 1.2's booleans (only true/false): the adapter reads the source
+    only to find the keys to translate, and `tools: [on, yes]` names tools, not booleans
+    (OpenCode's own reader, js-yaml, is YAML 1.2 too)."""
+
+
+_Yaml12Loader.yaml_implicit_resolvers = {
+    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:bool"]
+    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    list("tTfF"))
+
+
 def _load(text: str) -> Any:
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_Yaml12Loader)
     except yaml.YAMLError:
         return None
 
