@@ -20,6 +20,7 @@ from .model_server import ScriptedModel, Turn
 from .runtime import MODEL, PROVIDER, OpenCode
 
 TURN_TIMEOUT = 40.0
+AGENT_TIMEOUT = 45.0
 _tokens = itertools.count(1)
 
 
@@ -48,7 +49,12 @@ def write_agent(directory: Path, t: Translated) -> Path:
 
 def find_agent(oc: OpenCode, directory: Path,
                stem: str) -> tuple[dict[str, Any] | None, str | None]:
-    answer = oc.get("/agent", directory=str(directory), timeout=60)
+    try:
+        answer = oc.get("/agent", directory=str(directory), timeout=AGENT_TIMEOUT)
+    except OSError:  # a timeout, or the connection reset by a wedged instance
+        oc.wedged = True
+        return None, (f"OpenCode did not answer GET /agent within {AGENT_TIMEOUT:.0f} s "
+                      "while loading this file")
     if isinstance(answer, dict) and "__http_error__" in answer:
         return None, str(answer.get("message") or answer.get("data") or answer)
     if not isinstance(answer, list):

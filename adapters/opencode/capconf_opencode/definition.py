@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import datetime
 import json
 import re
 from dataclasses import dataclass, field
@@ -61,9 +62,20 @@ def declared(value: Any) -> list[str] | None:
         return []
     if isinstance(value, str):
         return [p.strip() for p in value.split(",") if p.strip()]
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return [v.strip() for v in value]
+    if isinstance(value, list) and all(_is_name(v) for v in value):
+        # a name is text: `7` or `2024-01-01` in a list names a tool; an empty entry
+        # (`~`, a bare `-`) names none
+        return [_text(v).strip() for v in value if v is not None]
     return None
+
+
+def _is_name(v: Any) -> bool:
+    return v is None or (isinstance(v, (str, int, float, datetime.date)) and \
+        not isinstance(v, bool))
+
+
+def _text(v: Any) -> str:
+    return v.isoformat() if isinstance(v, datetime.date) else str(v)
 
 
 class _Yaml12Loader(yaml.SafeLoader):
@@ -82,8 +94,8 @@ _Yaml12Loader.add_implicit_resolver(
 
 def _load(text: str) -> Any:
     try:
-        return yaml.load(text, Loader=_Yaml12Loader)
-    except yaml.YAMLError:
+        return yaml.load(text, Loader=_Yaml12Loader)  # a SafeLoader subclass
+    except (yaml.YAMLError, RecursionError):
         return None
 
 
@@ -147,8 +159,10 @@ def translate(raw: bytes, fmt: str, filename: str | None, counter: int) -> Trans
             else "yaml"
     if fmt == "markdown":
         m = FRONT.match(text)
-        front, body = (m.group(1), m.group(2)) if m else ("", text)
-        mapping = _load(front) if m else {}
+        if not m:  # no front matter the adapter can find: OpenCode reads the file as is
+            return Translated(f"agent-{counter}", raw, fmt, {}, text, None)
+        front, body = m.group(1), m.group(2)
+        mapping = _load(front)
     else:
         mapping, body = _load(text), None
         front = text

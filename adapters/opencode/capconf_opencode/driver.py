@@ -65,7 +65,14 @@ class Driver:
     # -- process lifecycle ------------------------------------------------------------
     def runtime(self) -> OpenCode:
         """The model server and `opencode serve`, started on first use from the main
-        thread (PR_SET_PDEATHSIG is bound to the starting thread)."""
+        thread (PR_SET_PDEATHSIG is bound to the starting thread); restarted when an
+        instance stopped answering, so one file OpenCode chokes on costs one case."""
+        if self.oc is not None and self.oc.wedged:
+            self.oc.stop()
+            self.oc = None
+            if self.model is not None:
+                self.model.close()
+            self.spawned_in_workspace = False
         if self.oc is None:
             self.model = ScriptedModel()
             self.oc = OpenCode(self.binary, self.model.port, self.log)

@@ -72,6 +72,7 @@ class OpenCode:
         self.port = _free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log = log
+        self.wedged = False  # an instance stopped answering: restart before the next probe
         cfg = self.home / "config" / "opencode"
         cfg.mkdir(parents=True)
         (cfg / "opencode.json").write_text(json.dumps({
