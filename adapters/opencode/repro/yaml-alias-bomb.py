@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from capconf_opencode.runtime import find_binary  # noqa: E402
+from capconf_opencode.runtime import find_binary
 
 LIMIT_BYTES = 2 * 1024**3
 LIMIT_SECONDS = 60.0
