@@ -36,9 +36,9 @@ RULES: list[tuple[str, str]] = [
     ("ns.setup", "kind b: design choice: OpenCode has no request stamps, hand-offs or "
      "option cards: a tool call is one model step of a session (CALL-01/02/04 have no "
      "counterpart; docs: opencode.ai/docs/tools)"),
-    ("GET /agent within", "kind a: new (repro: repro/yaml-alias-bomb.sh): OpenCode's agent "
+    ("GET /agent within", "kind a: new (repro: repro/yaml-alias-bomb.py): OpenCode's agent "
      "loader expands YAML aliases without a bound and stops answering"),
-    ("TimeoutError", "kind a: new (repro: repro/yaml-alias-bomb.sh): OpenCode's agent "
+    ("TimeoutError", "kind a: new (repro: repro/yaml-alias-bomb.py): OpenCode's agent "
      "loader expands YAML aliases without a bound and stops answering"),
     ("definition.save", "kind b: design choice: OpenCode has no save mode; an agent file is "
      "loaded as it is, never validated for saving (docs: opencode.ai/docs/agents)"),

@@ -313,6 +313,9 @@ def main() -> int:
     except RuntimeError as e:
         print(f"capconf-opencode: {e}", file=sys.stderr)
         return 2
+    # OpenCode answers with whatever nesting a definition had; the reader must not be
+    # the first to give up (the request side is bounded by protocol.MAX_DEPTH)
+    sys.setrecursionlimit(20000)
     out = sys.stdout.buffer
     driver = Driver(binary, sys.stderr)
     try:
