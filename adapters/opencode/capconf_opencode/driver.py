@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -316,6 +317,9 @@ def main() -> int:
     # OpenCode answers with whatever nesting a definition had; the reader must not be
     # the first to give up (the request side is bounded by protocol.MAX_DEPTH)
     sys.setrecursionlimit(20000)
+    # a harness that stops the driver with SIGTERM still gets the server stopped and
+    # the private home removed (the `finally` below)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     out = sys.stdout.buffer
     driver = Driver(binary, sys.stderr)
     try:
