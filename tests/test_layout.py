@@ -33,7 +33,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
     source = out / "source"
     shutil.copytree(REPO, source, symlinks=True, ignore=shutil.ignore_patterns(
         ".git", ".venv", ".tox", "build", "dist", "*.egg-info", "__pycache__", "golden",
-        "tests", ".*_cache", ".hypothesis"))
+        "tests", ".*_cache", ".hypothesis", "node_modules"))
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
          "-w", str(out), str(source)], capture_output=True, text=True, timeout=300)

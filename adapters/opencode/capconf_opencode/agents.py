@@ -1,0 +1,144 @@
+"""Asking OpenCode what it made of an agent file, and running that agent's tool calls.
+
+Why through a session: what OpenCode grants an agent is what it offers the model when
+that agent runs, so the adapter starts a session with the agent and lets the scripted
+model see the tool list (names, descriptions, input schemas) OpenCode sends. A tool call
+is the model emitting exactly the call asked for; OpenCode's permission evaluator and the
+tool itself decide, and the session's stored tool part says what happened.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .definition import Translated
+from .model_server import ScriptedModel, Turn
+from .runtime import MODEL, PROVIDER, OpenCode
+
+TURN_TIMEOUT = 40.0
+AGENT_TIMEOUT = 45.0
+_tokens = itertools.count(1)
+
+
+class OpenCodeError(RuntimeError):
+    """OpenCode answered an API call with an error (its own message is kept)."""
+
+
+@dataclass
+class Loaded:
+    """OpenCode's view of one agent file."""
+
+    directory: Path
+    agent: dict[str, Any] | None
+    error: str | None
+    offered: list[dict[str, Any]] = field(default_factory=list)
+    system: str = ""
+
+
+def write_agent(directory: Path, t: Translated) -> Path:
+    folder = directory / ".opencode" / "agent"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{t.stem}.md"
+    path.write_bytes(t.text)
+    return path
+
+
+def find_agent(oc: OpenCode, directory: Path,
+               stem: str) -> tuple[dict[str, Any] | None, str | None]:
+    try:
+        answer = oc.get("/agent", directory=str(directory), timeout=AGENT_TIMEOUT)
+    except OSError:  # a timeout, or the connection reset by a wedged instance
+        oc.wedged = True
+        return None, (f"OpenCode did not answer GET /agent within {AGENT_TIMEOUT:.0f} s "
+                      "while loading this file")
+    if isinstance(answer, dict) and "__http_error__" in answer:
+        return None, str(answer.get("message") or answer.get("data") or answer)
+    if not isinstance(answer, list):
+        return None, f"unexpected /agent answer: {answer!r}"[:500]
+    for a in answer:
+        if a.get("name") == stem and not a.get("native"):
+            return a, None
+    custom = [a for a in answer if not a.get("native")]
+    if len(custom) == 1:
+        return custom[0], None
+    return None, "OpenCode did not load the agent file (it is not among /agent)"
+
+
+def run_turn(oc: OpenCode, model: ScriptedModel, directory: Path, session: str, agent: str,
+             text: str, tool_call: tuple[str, dict[str, Any]] | None = None) -> Turn:
+    """Prompt `agent` in `session`; the model emits `tool_call` (if any) once."""
+    token = f"t{next(_tokens)}"
+    turn = model.register(token, Turn(tool_call=tool_call))
+    answer = oc.post(f"/session/{session}/prompt_async", {
+        "agent": agent, "model": {"providerID": PROVIDER, "modelID": MODEL},
+        "parts": [{"type": "text", "text": f"{text}\n\ncapconf-turn:{token}"}]},
+        directory=str(directory))
+    if isinstance(answer, dict) and "__http_error__" in answer:
+        raise OpenCodeError(str(answer.get("message") or answer))
+    deadline = time.monotonic() + TURN_TIMEOUT
+    while not turn.done.wait(0.3) and time.monotonic() < deadline:
+        for ask in pending_asks(oc, directory, session):
+            # Nobody attends this session: answer as OpenCode's own headless `run` does.
+            oc.post(f"/permission/{ask['id']}/reply", {"reply": "reject"},
+                    directory=str(directory))
+            turn.asks.append(ask)
+    wait_idle(oc, directory, session)
+    return turn
+
+
+def pending_asks(oc: OpenCode, directory: Path, session: str) -> list[dict[str, Any]]:
+    asks = oc.get("/permission", directory=str(directory))
+    return [a for a in asks if a.get("sessionID") == session] if isinstance(asks, list) else []
+
+
+def wait_idle(oc: OpenCode, directory: Path, session: str, limit: float = 20.0) -> bool:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        status = oc.get("/session/status", directory=str(directory))
+        if not isinstance(status, dict) or session not in status \
+                or (status[session] or {}).get("type") == "idle":
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def new_session(oc: OpenCode, directory: Path, parent: str | None = None) -> str:
+    body: dict[str, Any] = {"title": "capconf"}
+    if parent:
+        body["parentID"] = parent
+    answer = oc.post("/session", body, directory=str(directory))
+    if not isinstance(answer, dict) or "id" not in answer:
+        raise OpenCodeError(f"session not created: {answer!r}"[:500])
+    return str(answer["id"])
+
+
+def load(oc: OpenCode, model: ScriptedModel, directory: Path, t: Translated) -> Loaded:
+    """Write the file, let OpenCode load it, and see what it offers that agent's model."""
+    write_agent(directory, t)
+    agent, error = find_agent(oc, directory, t.stem)
+    loaded = Loaded(directory, agent, error)
+    if agent is None:
+        return loaded
+    session = new_session(oc, directory)
+    turn = run_turn(oc, model, directory, session, str(agent["name"]), "List your tools.")
+    if turn.offered is None:
+        loaded.error = "OpenCode did not run the agent (no model request arrived)"
+        return loaded
+    loaded.offered = turn.offered
+    loaded.system = turn.system or ""
+    return loaded
+
+
+def tool_parts(oc: OpenCode, directory: Path, session: str) -> list[dict[str, Any]]:
+    """The tool parts OpenCode stored for the session, oldest first."""
+    messages = oc.get(f"/session/{session}/message", directory=str(directory))
+    parts: list[dict[str, Any]] = []
+    for m in messages if isinstance(messages, list) else []:
+        for p in m.get("parts") or []:
+            if p.get("type") == "tool":
+                parts.append(p)
+    return parts

@@ -1,0 +1,228 @@
+"""A capconf definition as an OpenCode agent file, key by key.
+
+Why: OpenCode's own loader must read the definition, so the adapter writes the agent file
+OpenCode reads (`.opencode/agent/NAME.md`: front matter + prompt body). Only keys are
+translated, by a fixed rule: capconf's `tools` allow-list becomes OpenCode's ordered
+`permission` rules (`"*": deny`, then each declared name, as written, `allow`); the YAML
+form's `prompt` becomes the body; `mode: subagent` says what the file is. Every other key
+and every value is passed exactly as written, so OpenCode decides what a name means.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+CAPABILITY_KEYS = ("skills", "mcp", "knowledge", "memory")
+DEF_KEYS = {"name", "description", "tools", "prompt", *CAPABILITY_KEYS}
+# a name becomes the file name as written (OpenCode names an agent by its file) when it is
+# one harmless path component; anything else is judged by OpenCode under a neutral name
+UNSAFE_STEM = re.compile(r"[/\\\x00-\x1f\x7f]|^\.|^-")
+FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?---[ \t]*(?:\r?\n|\Z)(.*)\Z", re.S)
+
+
+class BadSource(ValueError):
+    """`source` / `source_b64` missing or not decodable: a bad request, not a definition."""
+
+
+@dataclass
+class Translated:
+    """The agent file for OpenCode, and what the adapter read from the source."""
+
+    stem: str
+    text: bytes
+    fmt: str
+    mapping: dict[str, Any] | None
+    body: str | None
+    declared_tools: list[str] | None
+    notes: list[str] = field(default_factory=list)
+
+
+def source_bytes(args: dict[str, Any]) -> bytes:
+    if isinstance(args.get("source"), str):
+        return str(args["source"]).encode("utf-8", "surrogatepass")
+    if isinstance(args.get("source_b64"), str):
+        try:
+            return base64.b64decode(args["source_b64"], validate=True)
+        except (binascii.Error, ValueError) as e:
+            raise BadSource(f"source_b64 is not base64: {e}") from e
+    raise BadSource("one of `source` (text) or `source_b64` is required")
+
+
+def declared(value: Any) -> list[str] | None:
+    """The tool names a `tools` value declares, as written (trimmed), or None."""
+    if value is None:  # `tools:` with nothing after it declares the empty list
+        return []
+    if isinstance(value, str):
+        return [p.strip() for p in value.split(",") if p.strip()]
+    if isinstance(value, list) and all(_is_name(v) for v in value):
+        # a name is text: `7` or `2024-01-01` in a list names a tool; an empty entry
+        # (`~`, a bare `-`) names none
+        return [_text(v).strip() for v in value if v is not None]
+    return None
+
+
+def _is_name(v: Any) -> bool:
+    return v is None or (isinstance(v, (str, int, float, datetime.date)) and \
+        not isinstance(v, bool))
+
+
+def _text(v: Any) -> str:
+    return v.isoformat() if isinstance(v, datetime.date) else str(v)
+
+
+class _Yaml12Loader(yaml.SafeLoader):
+    """PyYAML with YAML 1.2's booleans (only true/false): the adapter reads the source
+    only to find the keys to translate, and `tools: [on, yes]` names tools, not booleans
+    (OpenCode's own reader, js-yaml, is YAML 1.2 too)."""
+
+
+_Yaml12Loader.yaml_implicit_resolvers = {
+    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:bool"]
+    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    list("tTfF"))
+
+
+def _load(text: str) -> Any:
+    try:
+        return yaml.load(text, Loader=_Yaml12Loader)  # a SafeLoader subclass
+    except (yaml.YAMLError, RecursionError):
+        return None
+
+
+TOP_KEY = re.compile(r"""^(?:"([^"]*)"|'([^']*)'|([^\s#'"\-?][^:#]*?))\s*:(?:\s|$)""")
+
+
+def _top_key(line: str) -> str | None:
+    m = TOP_KEY.match(line)
+    if not m:
+        return None
+    return next(g for g in m.groups() if g is not None).strip()
+
+
+def splice(text: str, drop: set[str], append: list[str]) -> str | None:
+    """`text` (a block mapping) with the top-level keys in `drop` cut out, line by line,
+    and `append` added: every other byte stays as written, so OpenCode's own YAML reader
+    sees the author's scalars (`yes`, `017`), not the adapter's reading of them. None when
+    the document is not a plain block mapping."""
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    skipping = False
+    seen_key = False
+    for line in lines:
+        bare = line.rstrip("\r\n")
+        key = _top_key(bare) if bare[:1] not in (" ", "\t", "") else None
+        if key is not None:
+            seen_key = True
+            skipping = key in drop
+            if not skipping:
+                out.append(line)
+            continue
+        continued = bare == "" or bare[:1] in (" ", "\t") or bare.startswith("-")
+        if skipping and continued:
+            continue
+        if bare.startswith(("{", "[")) and not seen_key:
+            return None
+        skipping = False
+        out.append(line)
+    if out and not out[-1].endswith("\n"):
+        out[-1] += "\n"
+    return "".join(out) + "".join(a + "\n" for a in append)
+
+
+def _encodable(name: str) -> bool:
+    try:
+        return len(name.encode("utf-8")) <= 200
+    except UnicodeEncodeError:
+        return False
+
+
+def translate(raw: bytes, fmt: str, filename: str | None, counter: int) -> Translated:
+    """capconf source bytes -> the OpenCode agent file that says the same."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        # nothing to translate: OpenCode's loader gets the bytes as they are
+        return Translated(f"agent-{counter}", raw, "markdown", None, None, None,
+                          ["source is not UTF-8"])
+    if fmt == "auto":
+        fmt = "markdown" if (filename or "").endswith(".md") or text.startswith("---") \
+            else "yaml"
+    if fmt == "markdown":
+        m = FRONT.match(text)
+        if not m:  # no front matter the adapter can find: OpenCode reads the file as is
+            return Translated(f"agent-{counter}", raw, fmt, {}, text, None)
+        front, body = m.group(1), m.group(2)
+        mapping = _load(front)
+    else:
+        mapping, body = _load(text), None
+        front = text
+    if not isinstance(mapping, dict):
+        # OpenCode's own parser decides what such a document is
+        wrapped = f"---\n{front}\n---\n{body or ''}"
+        return Translated(f"agent-{counter}", wrapped.encode(), fmt, None, body, None)
+    fm: dict[str, Any] = {}
+    tools = declared(mapping.get("tools")) if "tools" in mapping else None
+    drop = ({"tools"} if tools is not None else set()) | ({"prompt"} if fmt == "yaml" else set())
+    extra_lines: list[str] = []
+    rules: dict[str, str] = {"*": "deny", **{name: "allow" for name in tools or []}}
+    if tools is not None:
+        extra_lines.append("permission: " + json.dumps(rules, ensure_ascii=False))
+    if "mode" not in mapping:
+        extra_lines.append("mode: subagent")
+    for key, value in mapping.items():
+        if fmt == "yaml" and key == "prompt":
+            continue
+        if key == "tools" and tools is not None:
+            fm["permission"] = rules
+            continue
+        fm[str(key)] = value
+    fm.setdefault("mode", "subagent")
+    if fmt == "yaml":
+        prompt = mapping.get("prompt")
+        body = prompt if isinstance(prompt, str) else ("" if prompt is None else str(prompt))
+    agent_name: Any = mapping.get("name")
+    stem = agent_name.strip() if isinstance(agent_name, str) and agent_name.strip() \
+        and not UNSAFE_STEM.search(agent_name.strip()) \
+        and _encodable(agent_name.strip()) \
+        else f"agent-{counter}"
+    spliced = splice(front, drop, extra_lines)
+    if spliced is None:
+        spliced = yaml.safe_dump(fm, sort_keys=False, allow_unicode=True,
+                                 default_flow_style=False)
+    out = f"---\n{spliced}---\n{body or ''}"
+    return Translated(stem, out.encode("utf-8", "surrogatepass"), fmt, mapping, body, tools)
+
+
+def normalised(t: Translated, agent: dict[str, Any] | None) -> dict[str, Any] | None:
+    """capconf's `definition` view: names and values from OpenCode's loaded agent where
+    OpenCode keeps them (name, description, prompt, options), as written otherwise."""
+    if agent is None or t.mapping is None:
+        return None
+    m = t.mapping
+    options = agent.get("options") or {}
+    mcp = m.get("mcp")
+    servers = mcp.get("servers") if isinstance(mcp, dict) else None
+    memory = m.get("memory")
+    return {
+        "format": t.fmt,
+        "name": agent.get("name"),
+        "description": agent.get("description"),
+        "body": agent.get("prompt"),
+        "tools": t.declared_tools,
+        "skills": (m.get("skills") or []) if "skills" in m else None,
+        "mcp": {"servers": servers if isinstance(servers, list) else []} if "mcp" in m else None,
+        "knowledge": (m.get("knowledge") or []) if "knowledge" in m else None,
+        "memory": memory.lower() if isinstance(memory, str) else None,
+        "extra": {k: v for k, v in options.items() if k not in DEF_KEYS}
+        if isinstance(options, dict) else {},
+    }

@@ -1,0 +1,336 @@
+"""The capconf driver for OpenCode: JSON Lines on stdin/stdout (SPEC.md section 2).
+
+Why Python: the driver only translates and relays; OpenCode is a compiled binary reached
+over its HTTP API, so nothing is gained by Node, and Python keeps the adapter in the
+suite's own toolchain (ruff, mypy, pytest). Run it as
+`python adapters/opencode/driver.py`; it refuses to start without the real binary.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO, ClassVar
+
+from . import agents
+from .definition import BadSource, Translated, normalised, source_bytes, translate
+from .model_server import ScriptedModel
+from .protocol import ProtoError, dump, parse_line
+from .runtime import OpenCode, find_binary
+from .vocabulary import FROM_OPENCODE, TO_OPENCODE, capconf_name, opencode_args
+from .world import World, WorldInvalid, parse_world
+
+FEATURES = ["def", "tool", "prompt", "call"]
+SPEC_VERSION = "0.1.0"
+
+
+def binary_version(binary: Path) -> str:
+    """`opencode --version` of the very binary the driver runs."""
+    out = subprocess.run([str(binary), "--version"], capture_output=True, text=True,
+                         timeout=60, check=False)
+    return out.stdout.strip() or "unknown"
+
+
+@dataclass
+class Agent:
+    """A spawned agent: its OpenCode name, directory, session and offered tools."""
+
+    name: str
+    directory: Path
+    session: str
+    offered: list[dict[str, Any]]
+
+
+class Driver:
+    def __init__(self, binary: Path, log: BinaryIO | Any) -> None:
+        self.binary = binary
+        self.log = log
+        self.model: ScriptedModel | None = None
+        self.oc: OpenCode | None = None
+        self.world: World | None = None
+        self.priv = Path(tempfile.mkdtemp(prefix="capconf-opencode-work-"))
+        self.probes = 0
+        self.cache: dict[str, tuple[Translated, agents.Loaded]] = {}
+        self.agents: dict[str, Agent] = {}
+        self.spawned_in_workspace = False
+        self._version: str | None = None
+
+    # -- process lifecycle ------------------------------------------------------------
+    def runtime(self) -> OpenCode:
+        """The model server and `opencode serve`, started on first use from the main
+        thread (PR_SET_PDEATHSIG is bound to the starting thread); restarted when an
+        instance stopped answering, so one file OpenCode chokes on costs one case."""
+        if self.oc is not None and self.oc.wedged:
+            self.oc.stop()
+            self.oc = None
+            if self.model is not None:
+                self.model.close()
+            self.spawned_in_workspace = False
+        if self.oc is None:
+            self.model = ScriptedModel()
+            self.oc = OpenCode(self.binary, self.model.port, self.log)
+        return self.oc
+
+    def close(self) -> None:
+        if self.oc is not None:
+            self.oc.stop()
+        if self.model is not None:
+            self.model.close()
+        shutil.rmtree(self.priv, ignore_errors=True)
+
+    # -- ops --------------------------------------------------------------------------
+    def op_hello(self, args: dict[str, Any]) -> dict[str, Any]:
+        if self._version is None:
+            self._version = binary_version(self.binary)
+        return {"implementation": {"name": "opencode", "version": self._version,
+                                   "language": "typescript (compiled binary), driver: python"},
+                "spec_version": SPEC_VERSION, "features": FEATURES}
+
+    def op_world_setup(self, args: dict[str, Any]) -> dict[str, Any]:
+        self.world = None  # a refused setup leaves no world behind (PROTO-02)
+        self.agents.clear()
+        self.world = parse_world(args)
+        self.spawned_in_workspace = False
+        return {"registry": self.world.registry()}
+
+    def op_registry_list(self, args: dict[str, Any]) -> dict[str, Any]:
+        return self.need_world().registry()
+
+    def need_world(self) -> World:
+        if self.world is None:
+            raise ProtoError("no_world", "world.setup first")
+        return self.world
+
+    def _translated(self, args: dict[str, Any]) -> Translated:
+        try:
+            raw = source_bytes(args)
+        except BadSource as e:
+            raise ProtoError("bad_request", str(e), ["args", "source"]) from e
+        fmt = args.get("format", "auto")
+        if fmt not in ("auto", "yaml", "markdown"):
+            raise ProtoError("bad_request", "`format` is auto, yaml or markdown",
+                             ["args", "format"])
+        filename = args.get("filename")
+        if filename is not None and not isinstance(filename, str):
+            raise ProtoError("bad_request", "`filename` must be a string", ["args", "filename"])
+        self.probes += 1
+        return translate(raw, fmt, filename, self.probes)
+
+    def probe(self, args: dict[str, Any]) -> tuple[Translated, agents.Loaded]:
+        world = self.need_world()
+        t = self._translated(args)
+        key = hashlib.sha256(json.dumps(world.config(), sort_keys=True).encode()
+                             + t.text + t.fmt.encode()).hexdigest()
+        if key in self.cache:
+            return self.cache[key]
+        directory = self.priv / f"p{self.probes}"
+        directory.mkdir()
+        world.write_config(directory)
+        loaded = agents.load(self.runtime(), self.require_model(), directory, t)
+        self.cache[key] = (t, loaded)
+        return t, loaded
+
+    def require_model(self) -> ScriptedModel:
+        self.runtime()
+        assert self.model is not None
+        return self.model
+
+    def granted(self, t: Translated, offered: list[dict[str, Any]]) -> list[str]:
+        """OpenCode's offered tools in capconf's names, in declaration order."""
+        ids = [str(o.get("function", {}).get("name")) for o in offered]
+        names = [capconf_name(i) or i for i in ids]
+        order = t.declared_tools or []
+
+        def rank(name: str) -> tuple[int, int]:
+            spellings = {name, TO_OPENCODE.get(name, name)}
+            for i, d in enumerate(order):
+                if d in spellings:
+                    return (0, i)
+            table = list(TO_OPENCODE)
+            return (1, table.index(name) if name in table else len(table))
+        return sorted(names, key=rank)
+
+    def diagnostics(self, loaded: agents.Loaded) -> list[dict[str, Any]]:
+        if loaded.error is None:
+            return []
+        return [{"code": "OPENCODE-AGENT-NOT-LOADED", "severity": "error",
+                 "message": f"OpenCode: {loaded.error}", "path": [], "line": None,
+                 "column": None, "requirement": None}]
+
+    def resolution(self, t: Translated, granted: list[str]) -> list[dict[str, Any]]:
+        rows = []
+        for d in t.declared_tools or []:
+            hit = next((g for g in granted if d in (g, TO_OPENCODE.get(g, g))), None)
+            rows.append({"declared": d, "canonical": hit,
+                         "status": "granted" if hit else "unknown"})
+        return rows
+
+    def op_definition_parse(self, args: dict[str, Any]) -> dict[str, Any]:
+        mode = args.get("mode", "parse")
+        if mode not in ("parse", "save"):
+            raise ProtoError("bad_request", "`mode` is parse or save", ["args", "mode"])
+        if mode == "save":
+            raise ProtoError("not_implemented",
+                             "OpenCode has no save-mode validation of an agent file")
+        t, loaded = self.probe(args)
+        granted = self.granted(t, loaded.offered) if loaded.agent else []
+        return {"loaded": loaded.agent is not None and loaded.error is None,
+                "definition": normalised(t, loaded.agent), "tools": granted,
+                "tool_resolution": self.resolution(t, granted),
+                "diagnostics": self.diagnostics(loaded)}
+
+    def op_tools_mounted(self, args: dict[str, Any]) -> dict[str, Any]:
+        t, loaded = self.probe(args)
+        tools = []
+        by_name = {str(o.get("function", {}).get("name")): o for o in loaded.offered}
+        for name in self.granted(t, loaded.offered):
+            fn = by_name.get(TO_OPENCODE.get(name, name), {}).get("function", {})
+            tools.append({"name": name, "description": str(fn.get("description", "")),
+                          "input_schema": fn.get("parameters") or {"type": "object"}})
+        return {"tools": tools, "diagnostics": self.diagnostics(loaded)}
+
+    def op_prompt_assemble(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The system prompt OpenCode sent the model for this agent, split where the
+        agent's own prompt sits in it (OpenCode's text around it is its frame)."""
+        _, loaded = self.probe(args)
+        system = loaded.system
+        body = str((loaded.agent or {}).get("prompt") or "")
+        parts: list[dict[str, str]] = []
+        at = system.find(body) if body else -1
+        if at < 0:
+            parts = [{"kind": "frame", "text": system}] if system else []
+        else:
+            for kind, text in (("frame", system[:at]), ("body", body),
+                               ("frame", system[at + len(body):])):
+                if text:
+                    parts.append({"kind": kind, "text": text})
+        return {"prompt": system, "parts": parts, "diagnostics": self.diagnostics(loaded)}
+
+    def op_agent_spawn(self, args: dict[str, Any]) -> dict[str, Any]:
+        world = self.need_world()
+        t = self._translated(args)
+        oc = self.runtime()
+        ws = world.workspace
+        if self.spawned_in_workspace:
+            oc.post("/instance/dispose", directory=str(ws))  # OpenCode re-reads agent files
+        world.write_config(ws)
+        self.spawned_in_workspace = True
+        loaded = agents.load(oc, self.require_model(), ws, t)
+        if loaded.agent is None or loaded.error is not None:
+            raise ProtoError("definition_invalid", f"OpenCode did not load the agent: "
+                             f"{loaded.error}")
+        session = agents.new_session(oc, ws)
+        aid = f"agent-{len(self.agents) + 1}"
+        self.agents[aid] = Agent(str(loaded.agent["name"]), ws, session, loaded.offered)
+        return {"agent": aid, "tools": self.granted(t, loaded.offered),
+                "diagnostics": self.diagnostics(loaded)}
+
+    def op_tool_call(self, args: dict[str, Any]) -> dict[str, Any]:
+        aid, tool, targs = args.get("agent"), args.get("tool"), args.get("args", {})
+        if not isinstance(aid, str):
+            raise ProtoError("bad_request", "`agent` is required", ["args", "agent"])
+        if not isinstance(tool, str):
+            raise ProtoError("bad_request", "`tool` is required", ["args", "tool"])
+        if not isinstance(targs, dict):
+            raise ProtoError("bad_request", "`args` must be an object", ["args", "args"])
+        agent = self.agents.get(aid)
+        if agent is None:
+            raise ProtoError("no_such_agent", f"no agent `{aid}`", ["args", "agent"])
+        oc_id = TO_OPENCODE.get(tool, tool)
+        offered = [str(o.get("function", {}).get("name")) for o in agent.offered]
+        oc = self.runtime()
+        before = len(agents.tool_parts(oc, agent.directory, agent.session))
+        turn = agents.run_turn(oc, self.require_model(), agent.directory, agent.session,
+                               agent.name, f"Call {oc_id}.", (oc_id, opencode_args(oc_id, targs)))
+        parts = agents.tool_parts(oc, agent.directory, agent.session)[before:]
+        part = parts[-1] if parts else None
+        state = (part or {}).get("state") or {}
+        mounted = [FROM_OPENCODE.get(o, o) for o in offered]
+        if part is None or part.get("tool") == "invalid" or oc_id not in offered:
+            return {"ok": False, "error_code": "tool_not_mounted",
+                    "error_message": f"`{tool}` is not mounted for this agent"
+                    + (f" (OpenCode: {state.get('error') or state.get('output')})"
+                       if part else ""),
+                    "error_detail": {"tool": tool, "mounted": mounted},
+                    "terminal_for_attempt": True, "retry_after_ms": None}
+        if turn.asks:
+            return {"ok": False, "error_code": "APPROVAL-DENIED",
+                    "error_message": "OpenCode asked for permission "
+                    f"`{turn.asks[0].get('permission')}` and nobody attends this session "
+                    "(answered `reject`, as OpenCode's headless run does)",
+                    "error_detail": {"tool": tool, "opencode_ask": turn.asks[0]},
+                    "terminal_for_attempt": True, "retry_after_ms": None}
+        if state.get("status") == "completed":
+            return {"ok": True, "content": {"output": state.get("output"),
+                                            "title": state.get("title"),
+                                            "metadata": state.get("metadata")}}
+        return {"ok": False, "error_code": "tool_error",
+                "error_message": str(state.get("error") or state.get("status")),
+                "error_detail": {"tool": tool, "opencode_state": state.get("status")},
+                "terminal_for_attempt": True, "retry_after_ms": None}
+
+    def op_shutdown(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    OPS: ClassVar[dict[str, Any]] = {
+           "hello": op_hello, "world.setup": op_world_setup, "registry.list": op_registry_list,
+           "definition.parse": op_definition_parse, "tools.mounted": op_tools_mounted,
+           "prompt.assemble": op_prompt_assemble,
+           "agent.spawn": op_agent_spawn, "tool.call": op_tool_call, "shutdown": op_shutdown}
+
+    def handle(self, line: bytes) -> dict[str, Any]:
+        rid: int | None = None
+        try:
+            rid, op, args = parse_line(line)
+            fn = self.OPS.get(op)
+            if fn is None:
+                raise ProtoError("not_implemented", f"op `{op}` is not implemented", None, rid)
+            if op not in ("hello", "world.setup", "shutdown") and self.world is None:
+                raise ProtoError("no_world", "world.setup first", None, rid)
+            return {"id": rid, "ok": True, "result": fn(self, args)}
+        except ProtoError as e:
+            if e.rid is None:
+                e.rid = rid
+            return e.response()
+        except WorldInvalid as e:
+            return {"id": rid, "ok": False,
+                    "error": {"code": "world_invalid", "message": str(e), "path": e.path}}
+        except Exception as e:  # a bug of the adapter: one response, not the connection
+            traceback.print_exc(file=sys.stderr)
+            return {"id": rid, "ok": False, "error": {"code": "internal", "message": repr(e)}}
+
+
+def main() -> int:
+    try:
+        binary = find_binary()
+    except RuntimeError as e:
+        print(f"capconf-opencode: {e}", file=sys.stderr)
+        return 2
+    # OpenCode answers with whatever nesting a definition had; the reader must not be
+    # the first to give up (the request side is bounded by protocol.MAX_DEPTH)
+    sys.setrecursionlimit(20000)
+    # a harness that stops the driver with SIGTERM still gets the server stopped and
+    # the private home removed (the `finally` below)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    out = sys.stdout.buffer
+    driver = Driver(binary, sys.stderr)
+    try:
+        for line in sys.stdin.buffer:
+            if not line.strip(b" \t\r\n"):
+                continue
+            response = driver.handle(line.rstrip(b"\r\n"))
+            out.write(dump(response))
+            out.flush()
+            if response.get("ok") and response.get("result") == {} and b'"shutdown"' in line:
+                break
+    finally:
+        driver.close()
+    return 0

@@ -1,0 +1,78 @@
+"""Finding (public issue #13974, as cited in shared/design/peers.md; the earlier hang of the
+same situation is #36868 / #41991, whose fix #35823 made headless `run` reject a child's
+asks): in headless `opencode run`, a subagent's `ask` has nobody to answer it. Measured
+with 1.18.33: the parent delegates with `task` to a subagent whose `edit` permission is
+`ask`; the child's `write` is auto-rejected (never a hang), and the rejection ends the
+whole subagent: the parent's `task` result is an error instead of the child's report
+(capconf APPR: a deny fails that one call, the child goes on).
+
+Direct reproduction, no capconf: the real binary, a private HOME, and the adapter's own
+scripted model on 127.0.0.1 (it emits exactly the two tool calls). Exit 0 = reproduced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from capconf_opencode.model_server import ScriptedModel, Turn
+from capconf_opencode.runtime import MODEL, PROVIDER, find_binary
+
+
+def main() -> int:
+    binary = find_binary()
+    model = ScriptedModel()
+    with tempfile.TemporaryDirectory() as tmp:
+        home, proj = Path(tmp, "home"), Path(tmp, "proj")
+        (home / ".config" / "opencode").mkdir(parents=True)
+        (proj / ".opencode" / "agent").mkdir(parents=True)
+        (home / ".config" / "opencode" / "opencode.json").write_text(json.dumps({
+            "provider": {PROVIDER: {"npm": "@ai-sdk/openai-compatible", "name": "scripted",
+                                    "options": {"baseURL": f"http://127.0.0.1:{model.port}/v1",
+                                                "apiKey": "none"},
+                                    "models": {MODEL: {"name": MODEL, "tool_call": True}}}},
+            "model": f"{PROVIDER}/{MODEL}", "small_model": f"{PROVIDER}/{MODEL}",
+            "enabled_providers": [PROVIDER], "autoupdate": False, "share": "disabled"}))
+        (proj / ".opencode" / "agent" / "writer.md").write_text(
+            "---\ndescription: writes notes\nmode: subagent\npermission:\n  edit: ask\n---\n"
+            "Write the notes.\n")
+        target = proj / "notes.md"
+        model.register("child", Turn(tool_call=("write", {"filePath": str(target),
+                                                          "content": "hello"})))
+        parent = model.register("parent", Turn(tool_call=("task", {
+            "subagent_type": "writer", "description": "write notes",
+            "prompt": "Write notes. capconf-turn:child"})))
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home),
+               "XDG_CONFIG_HOME": str(home / ".config"),
+               "XDG_DATA_HOME": str(home / ".local" / "share"),
+               "XDG_CACHE_HOME": str(home / ".cache"),
+               "XDG_STATE_HOME": str(home / ".local" / "state"),
+               "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
+               "npm_config_registry": "http://127.0.0.1:9/"}
+        try:
+            done = subprocess.run([str(binary), "run", "--pure", "Delegate. capconf-turn:parent"],
+                                  cwd=proj, env=env, capture_output=True, text=True,
+                                  timeout=240, check=False)
+        finally:
+            model.close()
+        output = done.stdout + done.stderr
+        rejected = "auto-rejecting" in output
+        written = target.exists()
+        result = parent.tool_result or ""
+        print(f"exit={done.returncode} auto-rejected={rejected} file written={written}")
+        print(f"the parent's task result: {result[:300]!r}")
+        if rejected and not written and "Write the notes" not in result:
+            print("REPRODUCED: the child's ask was auto-rejected and the subagent ended with it")
+            return 0
+        print("not reproduced\n" + output[-2000:])
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

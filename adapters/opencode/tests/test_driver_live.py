@@ -1,0 +1,74 @@
+"""The driver end to end against the real binary (slow: one `opencode serve`).
+Each check names the adapter bug it is for."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from capconf_opencode.runtime import BinaryMissing, find_binary
+
+DRIVER = Path(__file__).resolve().parent.parent / "driver.py"
+
+try:
+    find_binary()
+    HAVE_BINARY = True
+except BinaryMissing:
+    HAVE_BINARY = False
+
+pytestmark = pytest.mark.skipif(not HAVE_BINARY, reason="OpenCode not installed")
+
+
+class Session:
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, str(DRIVER)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.n = 0
+
+    def request(self, op: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        assert self.proc.stdin and self.proc.stdout
+        self.n += 1
+        self.proc.stdin.write((json.dumps({"id": self.n, "op": op, "args": args or {}})
+                               + "\n").encode())
+        self.proc.stdin.flush()
+        answer: dict[str, Any] = json.loads(self.proc.stdout.readline())
+        assert answer["id"] == self.n
+        return answer
+
+    def close(self) -> int:
+        self.request("shutdown")
+        return self.proc.wait(timeout=60)
+
+
+def test_grants_and_calls_come_from_opencode(tmp_path: Path) -> None:
+    """Bug: the adapter resolves names itself (then `Read` would be granted, as capconf
+    asks, instead of nothing, as OpenCode does), or a call never reaches OpenCode's tool."""
+    (tmp_path / "guide.md").write_text("refunds take 30 days\n")
+    s = Session()
+    try:
+        hello = s.request("hello")["result"]
+        assert hello["implementation"]["name"] == "opencode"
+        assert hello["implementation"]["version"] == "1.18.33"
+        assert s.request("world.setup", {"workspace": str(tmp_path)})["ok"]
+        parsed = s.request("definition.parse", {
+            "source": "name: f\ndescription: d\ntools: [webfetch, Read, grep]\nprompt: P.\n"})
+        assert parsed["result"]["tools"] == ["WebFetch", "grep"]
+        mounted = s.request("tools.mounted", {
+            "source": "name: f\ndescription: d\ntools: [webfetch, Read, grep]\nprompt: P.\n"})
+        assert [t["name"] for t in mounted["result"]["tools"]] == ["WebFetch", "grep"]
+        assert all(t["input_schema"].get("type") == "object" for t in mounted["result"]["tools"])
+        agent = s.request("agent.spawn", {
+            "source": "name: r\ndescription: d\ntools: [read]\nprompt: Read.\n"})["result"]
+        read = s.request("tool.call", {"agent": agent["agent"], "tool": "read",
+                                       "args": {"path": str(tmp_path / "guide.md")}})["result"]
+        assert read["ok"] is True and "refunds take 30 days" in read["content"]["output"]
+        other = s.request("tool.call", {"agent": agent["agent"], "tool": "bash",
+                                        "args": {"command": "echo hi"}})["result"]
+        assert other["error_code"] == "tool_not_mounted"
+        assert other["error_detail"]["mounted"] == ["read"]
+    finally:
+        assert s.close() == 0

@@ -1,0 +1,43 @@
+"""Each kind-(a) finding of expected-failures.txt has a direct reproduction without
+capconf under repro/; this runs them against the installed binary (slow: each starts it)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from capconf_opencode.runtime import BinaryMissing, find_binary
+
+REPRO = Path(__file__).resolve().parent.parent / "repro"
+
+try:
+    find_binary()
+    HAVE_BINARY = True
+except BinaryMissing:
+    HAVE_BINARY = False
+
+
+SCRIPTS = sorted(p.name for p in REPRO.iterdir() if p.suffix in (".sh", ".py"))
+
+
+@pytest.mark.skipif(not HAVE_BINARY, reason="OpenCode not installed (npm ci --prefix ...)")
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_the_reproduction_still_reproduces(script: str) -> None:
+    runner = "bash" if script.endswith(".sh") else sys.executable
+    cmd = [runner, str(REPRO / script)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, f"{script} no longer reproduces:\n{done.stdout}\n{done.stderr}"
+    assert "REPRODUCED" in done.stdout
+
+
+def test_the_driver_refuses_to_start_without_the_binary(tmp_path: Path) -> None:
+    """Bug: without the real binary the adapter answers from somewhere else."""
+    env = {**os.environ, "CAPCONF_OPENCODE_BIN": str(tmp_path / "missing")}
+    driver = Path(__file__).resolve().parent.parent / "driver.py"
+    done = subprocess.run([sys.executable, str(driver)], input='{"id":1,"op":"hello"}\n',
+                          capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "not installed" in done.stderr and "npm ci --prefix adapters/opencode" in done.stderr

@@ -1,0 +1,115 @@
+"""The pure parts of the adapter: the key table, the agent file, the framing, the world.
+Each test names the adapter bug it is for."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from capconf_opencode.definition import FRONT, declared, translate
+from capconf_opencode.protocol import ProtoError, parse_line
+from capconf_opencode.vocabulary import FROM_OPENCODE, TO_OPENCODE, opencode_args
+from capconf_opencode.world import WorldInvalid, parse_world
+
+
+def _front(text: bytes) -> dict[str, object]:
+    m = FRONT.match(text.decode())
+    assert m, text
+    loaded = yaml.safe_load(m.group(1))
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+def test_names_are_passed_as_written_never_repaired() -> None:
+    """Bug: the adapter lower-cases `WEBFETCH` or maps it to `webfetch`, so OpenCode's
+    own (case-sensitive) matching is never what is tested."""
+    t = translate(b"name: f\ndescription: d\ntools: [WEBFETCH, Read, grep]\nprompt: P.\n",
+                  "auto", None, 1)
+    assert _front(t.text)["permission"] == {"*": "deny", "WEBFETCH": "allow", "Read": "allow",
+                                            "grep": "allow"}
+    assert t.declared_tools == ["WEBFETCH", "Read", "grep"]
+
+
+def test_the_yaml_prompt_becomes_the_body_and_other_keys_pass_through() -> None:
+    """Bug: unknown keys are dropped before OpenCode sees them."""
+    t = translate(b"name: f\ndescription: d\ncolor: red\nprompt: Be brief.\n", "yaml", None, 1)
+    front = _front(t.text)
+    assert front["color"] == "red" and front["mode"] == "subagent" and "prompt" not in front
+    assert t.text.decode().endswith("---\nBe brief.")
+    assert t.stem == "f"
+
+
+def test_markdown_keeps_its_body_and_a_comma_string_is_a_list() -> None:
+    t = translate(b"---\nname: r\ndescription: d\ntools: Read, Grep\n---\nReview.\n",
+                  "auto", "r.md", 1)
+    assert _front(t.text)["permission"] == {"*": "deny", "Read": "allow", "Grep": "allow"}
+    assert t.text.decode().endswith("---\nReview.\n")
+    assert declared(" a , b,,c ") == ["a", "b", "c"]
+
+
+def test_a_document_the_adapter_cannot_read_still_goes_to_opencode() -> None:
+    """Bug: the adapter refuses a broken document itself instead of letting OpenCode's
+    loader decide."""
+    t = translate(b"name: [unclosed\n", "yaml", None, 7)
+    assert t.mapping is None and t.stem == "agent-7" and b"[unclosed" in t.text
+
+
+def test_an_unsafe_name_does_not_become_a_path() -> None:
+    t = translate(b"name: ../../etc/x\ndescription: d\nprompt: P.\n", "yaml", None, 3)
+    assert t.stem == "agent-3"
+
+
+def test_the_table_is_one_to_one_and_renames_argument_keys_only() -> None:
+    assert {v: k for k, v in FROM_OPENCODE.items()} == TO_OPENCODE
+    assert opencode_args("write", {"path": "a", "content": "b", "extra": 1}) == {
+        "filePath": "a", "content": "b", "extra": 1}
+
+
+@pytest.mark.parametrize("line, code, rid", [
+    (b"{not json", "bad_json", None), (b"\xff", "bad_json", None),
+    (b'{"id": 1, "op": "x", "args": {"a": NaN}}', "bad_json", None),
+    (b"[1]", "bad_request", None), (b'{"id": "1", "op": "x"}', "bad_request", None),
+    (b'{"id": 3, "args": {}}', "bad_request", 3),
+    (b'{"id": 4, "op": "x", "args": {"s": "\\ud800"}}', "bad_request", 4),
+])
+def test_malformed_lines_get_the_proto03_code(line: bytes, code: str, rid: int | None) -> None:
+    with pytest.raises(ProtoError) as e:
+        parse_line(line)
+    assert (e.value.code, e.value.response()["id"]) == (code, rid)
+
+
+def test_deep_nesting_is_refused_with_the_request_id() -> None:
+    line = json.dumps({"id": 9, "op": "x", "args": {"a": [[[[[[[[[[]]]]]]]]]] * 1}})
+    assert parse_line(line.encode())[0] == 9
+    deep: object = []
+    for _ in range(70):
+        deep = [deep]
+    with pytest.raises(ProtoError) as e:
+        parse_line(json.dumps({"id": 9, "op": "x", "args": {"a": deep}}).encode())
+    assert (e.value.code, e.value.rid) == ("bad_request", 9)
+
+
+def test_world_arguments_are_validated_with_paths(tmp_path: Path) -> None:
+    with pytest.raises(WorldInvalid) as e:
+        parse_world({"workspace": str(tmp_path), "grantable": ["read", "WebFetch", "webfetch"]})
+    assert e.value.path == ["args", "grantable", 2]
+    with pytest.raises(WorldInvalid) as e:
+        parse_world({"workspace": str(tmp_path), "grantable_tools": []})
+    assert e.value.path == ["args", "grantable_tools"]
+    world = parse_world({"workspace": str(tmp_path), "grantable": ["read", "write"],
+                         "session_tools": ["read"]})
+    rules = world.config()["permission"]
+    assert rules["write"] == "deny" and rules["todowrite"] == "deny" and "read" not in rules
+
+
+def test_scalars_reach_opencode_as_written_not_as_the_adapter_reads_them() -> None:
+    """Bug: the adapter re-dumps the front matter through a YAML 1.1 reader, so `yes`
+    reaches OpenCode as `true` and `017` as `15`: OpenCode's own reader is never tested."""
+    src = (b"name: a\ndescription: d\nflag: yes\noctal: 017\ntools:\n  - read\n"
+           b"prompt: |\n  One.\n  Two.\nwhen: 2024-01-01\n")
+    text = translate(src, "yaml", None, 1).text.decode()
+    assert "flag: yes\noctal: 017\nwhen: 2024-01-01\n" in text
+    assert "tools" not in text and "prompt" not in text
+    assert text.endswith("---\nOne.\nTwo.\n")
