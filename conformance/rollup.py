@@ -13,12 +13,26 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from capconf.conformance import outcomes
+from capconf.conformance.failures import Detail
 
-if TYPE_CHECKING:
-    from capconf.conformance.report import CaseRecord
+
+class CaseRecord(Protocol):
+    """What a roll-up reads of a case record (report.CaseRecord), named here so that the
+    report, which renders the roll-ups, is not imported back."""
+
+    @property
+    def case(self) -> str: ...
+    @property
+    def outcome(self) -> str: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def level(self) -> str: ...
+    @property
+    def detail(self) -> Detail: ...
 
 ALSO_SHOWN = 6
 WIDTH = 220
