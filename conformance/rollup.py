@@ -167,9 +167,9 @@ def headline(reason: str, limit: int = 200) -> str:
     an expected/got pair or a pytest assertion diff, that part first-class, so a cut at
     ``limit`` characters never drops the difference. Long values are cut in the middle
     of the value, not before it."""
-    if not reason:
-        return ""
     lines = [ln.strip() for ln in reason.splitlines() if ln.strip()]
+    if not lines:  # an empty or whitespace-only reason
+        return ""
     first = lines[0]
     rest = [ln for ln in lines[1:] if ln.startswith(("expected:", "got:"))]
     if not rest:  # pytest's own rewriting: keep the differing line it names

@@ -127,3 +127,12 @@ def test_the_first_sentence_is_not_cut_inside_a_version() -> None:
     doc = """Bug (claude-code 2.1.3, #123): a stopped subtree reports back. More text."""
     assert first_sentence(doc) == "Bug (claude-code 2.1.3, #123): a stopped subtree reports back"
     assert first_sentence("One, e.g. two. Three.") == "One, e.g. two"
+
+
+def test_a_blank_reason_has_an_empty_headline() -> None:
+    """A whitespace-only reason (an assertion with a blank message) must not crash the
+    summary line (it raised IndexError once)."""
+    from capconf.conformance.rollup import headline
+
+    assert headline(" \n\t\n") == ""
+    assert headline("first\nexpected: 1\ngot: 2").startswith("first")
