@@ -63,24 +63,9 @@ def render_matrix(rows: list[MatrixRow]) -> str:
 # conformance/case_ids.txt lists every case ID ever used, one per line; an ID whose case
 # was removed stays, marked `retired`, so it can never be reused for a different check.
 
-def ledger_path() -> Any:
-    from capconf.conformance.locations import package_file
+from capconf.conformance.ledger import ledger_path, read_ledger  # noqa: E402
 
-    return package_file() / "case_ids.txt"
-
-
-def read_ledger(text: str) -> tuple[list[str], set[str]]:
-    """(all IDs in order, retired IDs); comment lines start with #."""
-    ids: list[str] = []
-    retired: set[str] = set()
-    for line in text.splitlines():
-        fields = line.split("#", 1)[0].split()
-        if not fields:
-            continue
-        ids.append(fields[0])
-        if fields[1:] == ["retired"]:
-            retired.add(fields[0])
-    return ids, retired
+__all__ = ["build_matrix", "ledger_path", "read_ledger", "render_matrix", "updated_ledger"]
 
 
 def collected_case_ids() -> set[str]:

@@ -205,7 +205,7 @@ def _baseline(config: pytest.Config, known: set[str]) -> frozenset[str]:
     path = config.getoption("expected_failures")
     if not path:
         return frozenset()
-    from capconf.conformance.matrix import ledger_path, read_ledger
+    from capconf.conformance.ledger import ledger_path, read_ledger
 
     try:
         text = Path(path).read_text(encoding="utf-8")

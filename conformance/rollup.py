@@ -13,12 +13,26 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from capconf.conformance import outcomes
+from capconf.conformance.failures import Detail
 
-if TYPE_CHECKING:
-    from capconf.conformance.report import CaseRecord
+
+class CaseRecord(Protocol):
+    """What a group needs of a case (``report.CaseRecord``; a protocol, so this module
+    does not import the report that imports it)."""
+
+    @property
+    def case(self) -> str: ...
+    @property
+    def outcome(self) -> str: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def detail(self) -> Detail: ...
+    @property
+    def level(self) -> str: ...
 
 ALSO_SHOWN = 6
 WIDTH = 220
