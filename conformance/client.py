@@ -20,7 +20,6 @@ import signal
 import subprocess
 import threading
 import time
-import weakref
 from collections import deque
 from collections.abc import Callable
 from typing import IO, Any, Protocol
@@ -351,8 +350,10 @@ def kill_group(proc: subprocess.Popen[bytes]) -> None:
             proc.kill()
 
 
-LIVE: weakref.WeakSet[SubprocessTransport] = weakref.WeakSet()
-"""Implementations running now: what an interrupted run must stop (see kill_all)."""
+LIVE: set[SubprocessTransport] = set()
+"""Implementations running now: what an interrupted run must stop (see kill_all). Strong
+references: a transport dropped without ``close`` (a run interrupted during collection)
+must still have its process group killed at exit."""
 
 
 def kill_all() -> None:
