@@ -20,7 +20,6 @@ import signal
 import subprocess
 import threading
 import time
-import weakref
 from collections import deque
 from collections.abc import Callable
 from typing import IO, Any, Protocol
@@ -170,19 +169,23 @@ class SubprocessTransport:
     def _start(self) -> subprocess.Popen[bytes]:
         env = dict(os.environ if self.env is None else self.env)
         env.setdefault("PYTHONUNBUFFERED", "1")
+        INTERRUPTS.starting += 1
         try:
             proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, env=env, start_new_session=True)
+            LIVE.add(self)
+            self._proc = proc
         except OSError as exc:
             raise ImplementationCrashed(f"could not start {self.description}: {exc}", None,
                                         "") from None
+        finally:
+            INTERRUPTS.starting -= 1
+        INTERRUPTS.deliver()  # an outer kill during the start: now the group is known
         self._lines = queue.Queue()
         self._tail = StderrTail()
         threading.Thread(target=_read_lines, args=(proc.stdout, self._lines),
                          daemon=True).start()
         threading.Thread(target=self._tail.drain, args=(proc.stderr,), daemon=True).start()
-        self._proc = proc
-        LIVE.add(self)
         return proc
 
     def stderr_tail(self) -> str:
@@ -351,8 +354,34 @@ def kill_group(proc: subprocess.Popen[bytes]) -> None:
             proc.kill()
 
 
-LIVE: weakref.WeakSet[SubprocessTransport] = weakref.WeakSet()
-"""Implementations running now: what an interrupted run must stop (see kill_all)."""
+class _Interrupts:
+    """An interrupt (the run's own SIGTERM, see the command's signal handler) that lands
+    while a process is being started is held until the new process group is registered:
+    raised inside ``Popen`` it would lose the child, which then outlives the run."""
+
+    def __init__(self) -> None:
+        self.starting = 0
+        self.pending = False
+
+    def interrupt_now(self) -> bool:
+        """Whether the handler may interrupt at once; else the start delivers it."""
+        if self.starting:
+            self.pending = True
+            return False
+        return True
+
+    def deliver(self) -> None:
+        if self.pending and not self.starting:
+            self.pending = False
+            raise KeyboardInterrupt
+
+
+INTERRUPTS = _Interrupts()
+
+LIVE: set[SubprocessTransport] = set()
+"""Implementations running now: what an interrupted run must stop (see kill_all). Strong
+references: a transport dropped without ``close`` (a run interrupted during collection)
+must still have its process group killed at exit."""
 
 
 def kill_all() -> None:

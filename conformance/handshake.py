@@ -30,15 +30,16 @@ def handshake_message(impl: str, transport: Any, failure: DriverFailure) -> str:
     lines = ["capconf: the implementation failed the handshake (`hello`); no case was run.",
              f"  command:     {impl}"]
     stderr = ""
+    first = (failure.message.splitlines() or [""])[0].removesuffix("; stderr tail:")
     if isinstance(failure, ImplementationCrashed):
         status = failure.returncode
         lines.append(f"  exit status: {status if status is not None else '(did not start)'}")
-        lines.append(f"  result:      {failure.message.splitlines()[0]}")
+        lines.append(f"  result:      {first}")
         stderr = failure.stderr
     elif isinstance(failure, ImplementationTimedOut):
-        lines.append(f"  result:      {failure.message.splitlines()[0]}")
+        lines.append(f"  result:      {first}")
     else:
-        lines.append(f"  result:      {failure.outcome}: {failure.message.splitlines()[0]}")
+        lines.append(f"  result:      {failure.outcome}: {first}")
     if isinstance(transport, SubprocessTransport) and not stderr:
         stderr = transport.stderr_tail()
     tail = _tail(stderr)

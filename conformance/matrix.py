@@ -11,11 +11,7 @@ from typing import Any
 
 import pytest
 
-from capconf.conformance.ledger import ledger_path, read_ledger, updated_ledger
 from capconf.conformance.requirements import requirements
-
-__all__ = ["build_matrix", "collected_case_ids", "ledger_path", "read_ledger", "render_matrix",
-           "updated_ledger"]
 
 
 @dataclass(frozen=True)
@@ -67,8 +63,25 @@ def render_matrix(rows: list[MatrixRow]) -> str:
 # conformance/case_ids.txt lists every case ID ever used, one per line; an ID whose case
 # was removed stays, marked `retired`, so it can never be reused for a different check.
 
+from capconf.conformance.ledger import ledger_path, read_ledger  # noqa: E402
+
+__all__ = ["build_matrix", "ledger_path", "read_ledger", "render_matrix", "updated_ledger"]
+
+
 def collected_case_ids() -> set[str]:
     rows = build_matrix()
     return {c for row in rows for c in row.cases}
 
 
+def updated_ledger(text: str, collected: set[str]) -> str:
+    ids, retired = read_ledger(text)
+    header = [ln for ln in text.splitlines() if ln.startswith("#")] or [
+        "# Every conformance case ID ever used. Never delete or reuse a line: a removed",
+        "# case's ID is marked `retired`. Update with `capconf matrix --update-ledger`."]
+    known = set(ids)
+    lines = list(header)
+    for cid in ids:
+        gone = cid not in collected
+        lines.append(f"{cid} retired" if (gone or cid in retired) else cid)
+    lines += sorted(collected - known)
+    return "\n".join(lines) + "\n"

@@ -403,6 +403,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         write_junit(config.getoption("capconf_junit_xml"), run.to_jsonl())
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The driver started at collection is closed even when no case ran (an interrupt
+    or a gate stopped the run before the session fixture could close it)."""
+    drv = config.stash.get(_STASH_DRIVER, None)
+    if drv is not None:
+        drv.close()
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     run = config.stash.get(_STASH_REPORT, None)
     if run is None or (not run.cases and not run.nothing_ran):

@@ -20,8 +20,8 @@ from capconf.conformance.failures import Detail
 
 
 class CaseRecord(Protocol):
-    """What a roll-up reads of a case record (report.CaseRecord), named here so that the
-    report, which renders the roll-ups, is not imported back."""
+    """What a group needs of a case (``report.CaseRecord``; a protocol, so this module
+    does not import the report that imports it)."""
 
     @property
     def case(self) -> str: ...
@@ -30,9 +30,9 @@ class CaseRecord(Protocol):
     @property
     def reason(self) -> str: ...
     @property
-    def level(self) -> str: ...
-    @property
     def detail(self) -> Detail: ...
+    @property
+    def level(self) -> str: ...
 
 ALSO_SHOWN = 6
 WIDTH = 220
