@@ -22,6 +22,15 @@ settings.register_profile(
 settings.load_profile("ci")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """In CI a real-corpus test whose shared folder is missing fails (shared_folder.needs)."""
+    marker = item.get_closest_marker("shared_missing")
+    if marker is not None:
+        pytest.fail(f"CI=true but the shared folder is missing: {marker.args[0]} (clone the "
+                    "repository beside the project's shared folder, ../shared)", pytrace=False)
+
+
 @pytest.fixture
 def golden(snapshot: Any) -> Any:
     """A syrupy snapshot that writes golden/<module>/<test name>.txt as plain text."""
