@@ -97,17 +97,22 @@ def main(argv: list[str] | None = None) -> int:
     env_note = f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"
     print(f"repo {repo} ({python}; {env_note})")
     chosen = [t for t in tiers(repo) if ns.only is None or t.name.split()[0] in ns.only]
-    results = [measure(repo, python, t) for t in chosen]
-    whole = None if ns.no_whole else measure(repo, python, Tier("whole (`pytest`)", ()))
-    print(f"{'tier':28} {'CPU s':>8} {'wall s':>8} {'share':>6}  counts")
+    print(f"{'tier':28} {'CPU s':>8} {'wall s':>8} {'share':>6}  counts", flush=True)
+    results = []
+    for tier in chosen:  # each row as soon as it is measured: a whole run takes minutes
+        results.append(measure(repo, python, tier))
+        print(_row(results[-1], None), flush=True)
+    if ns.no_whole:
+        return 0
+    whole = measure(repo, python, Tier("whole (`pytest`)", ()))
+    print(_row(whole, whole))
+    print("\nshare of the whole command's CPU, measured in the same run:")
     for m in results:
         print(_row(m, whole))
-    if whole is not None:
-        print(_row(whole, whole))
-        slow_tiers = [m for m in results if m.tier.name != "fast loop (-m 'not slow')"]
-        total = sum(m.cpu for m in slow_tiers)
-        print(f"sum of the file tiers / whole command: {total / whole.cpu:.2f}"
-              if whole.cpu and slow_tiers else "")
+    file_tiers = [m for m in results if not m.tier.name.startswith("fast")]
+    if whole.cpu and file_tiers:
+        print(f"sum of the file tiers / whole command: "
+              f"{sum(m.cpu for m in file_tiers) / whole.cpu:.2f}")
     return 0
 
 
