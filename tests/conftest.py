@@ -22,6 +22,33 @@ settings.register_profile(
 settings.load_profile("ci")
 
 
+# Tiers that start whole `capconf run`s in child processes, marked `slow` here (by node id
+# prefix) so that their files stay as their owners wrote them; the mutant and outside-tester
+# tiers carry the mark themselves. `pytest -m "not slow"` (the fast loop) leaves them out;
+# plain `pytest` runs them.
+SLOW_TIERS = (
+    "tests/test_transports.py::test_full_suite_passes_over_subprocess",
+    "tests/test_misbehaving_impl.py::",
+    "tests/test_memory_layout_variant.py::",
+)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.nodeid.startswith(SLOW_TIERS):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """In CI a real-corpus test whose shared folder is missing fails (shared_folder.needs)."""
+    marker = item.get_closest_marker("shared_missing")
+    if marker is not None:
+        pytest.fail(f"CI=true but the shared folder is missing: {marker.args[0]} (clone the "
+                    "repository beside the project's shared folder, ../shared)", pytrace=False)
+
+
 @pytest.fixture
 def golden(snapshot: Any) -> Any:
     """A syrupy snapshot that writes golden/<module>/<test name>.txt as plain text."""

@@ -1,18 +1,28 @@
-"""Run the conformance suite in a child process and read its JSON Lines report."""
+"""Run the conformance suite in child processes and read their JSON Lines reports.
+
+``run_suite`` is one ``capconf run``; ``SuiteBatch`` is many runs that share one
+collection of the suite (the mutant and outside-tester tiers: hundreds of runs)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+# the outcomes that count as a run failing a case (a kill)
+FAILING = frozenset({"failed", "errored", "crashed", "timed out"})
 DRIVER = f"{shlex.quote(sys.executable)} -m capconf.conformance.cli driver"
 
 
@@ -22,6 +32,7 @@ class SuiteRun:
     output: str
     header: dict[str, Any]
     cases: dict[str, dict[str, Any]]
+    cpu: float | None = None  # CPU seconds of the job (a SuiteBatch job), when known
 
     def outcomes(self) -> dict[str, str]:
         return {cid: c["outcome"] for cid, c in self.cases.items()}
@@ -51,12 +62,195 @@ def fixture_env() -> dict[str, str]:
 
 
 def run_suite(tmp_path: Path, impl: str, *extra: str, timeout: float = 300) -> SuiteRun:
+    """One ``capconf run`` in a fresh child process: the command exactly as a user runs
+    it. For many runs of the same suite, ``SuiteBatch`` costs a fraction."""
     report = tmp_path / "report.jsonl"
     proc = subprocess.run(
         [sys.executable, "-m", "capconf.conformance.cli", "run", "--impl", impl,
          "--report", str(report), *extra],
         capture_output=True, text=True, timeout=timeout, cwd=tmp_path, env=fixture_env())
+    return read_run(report, proc.returncode, proc.stdout + proc.stderr)
+
+
+def read_run(report: Path, returncode: int, output: str) -> SuiteRun:
+    """A run's outcome from its JSON Lines report (header, then one line per case)."""
     lines = [json.loads(ln) for ln in report.read_text().splitlines()] if report.exists() else []
     header = lines[0] if lines else {}
     cases = {ln["case"]: ln for ln in lines[1:]}
-    return SuiteRun(proc.returncode, proc.stdout + proc.stderr, header, cases)
+    return SuiteRun(returncode, output, header, cases)
+
+
+@dataclass(frozen=True)
+class SuiteJob:
+    """What ``capconf run --impl IMPL --req R ... [-- -x]`` would run, as one job of a
+    ``SuiteBatch``. ``cases`` narrows it to those case IDs; ``first`` runs those case IDs
+    before the others (with ``first_failure``, a known killer first makes a mutant's
+    run one case long; the set of cases is the same)."""
+
+    name: str
+    impl: str
+    requirements: tuple[str, ...] = ()
+    first_failure: bool = False
+    cases: tuple[str, ...] = ()
+    first: tuple[str, ...] = ()
+
+
+class SuiteBatch:
+    """Many conformance runs from one collection of the suite (``suite_server``).
+
+    One child ``capconf run`` collects the suite once, then forks a process per job, two
+    at a time: a job costs its own cases, not an interpreter start and a collection
+    (~1.9 CPU-seconds each). Every job is still its own process, so a mutant patches only
+    itself. ``submit`` adds jobs at any time; ``result(name)`` waits for one (jobs end in
+    any order).
+
+    ``profile`` is the hypothesis profile of every job (it is fixed when the suite is
+    imported); ``warm`` names ``MODULE[:CALLABLE[:ARG]]`` to import once before the
+    forks (an implementation's own modules), so no job pays for it.
+    """
+
+    def __init__(self, root: Path, jobs: Sequence[SuiteJob] = (), *, profile: str = "ci",
+                 warm: Sequence[str] = (), workers: int | None = None,
+                 timeout: float = 300) -> None:
+        self.root = root
+        self.profile = profile
+        self.warm = tuple(warm)
+        self.workers = workers or os.cpu_count() or 2
+        self.timeout = timeout
+        self._jobs: dict[str, SuiteJob] = {}
+        self._done: dict[str, dict[str, Any]] = {}
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._to_server: IO[str] | None = None
+        self._results: IO[str] | None = None
+        for job in jobs:
+            self.submit(job)
+
+    def _start(self) -> None:
+        jobs_read, jobs_write = os.pipe()
+        results_read, results_write = os.pipe()
+        argv = [sys.executable, "-m", "capconf.conformance.cli", "run", "--",
+                "-p", "suite_server", "--capture=sys", f"--basetemp={self.root / 'basetemp'}",
+                f"--hypothesis-profile={self.profile}", "--suite-jobs-fd", str(jobs_read),
+                "--suite-results-fd", str(results_write), "--suite-workers", str(self.workers),
+                "--suite-timeout", str(self.timeout), *(f"--suite-warm={w}" for w in self.warm)]
+        with open(self.root / "server.log", "wb") as log:
+            self._proc = subprocess.Popen(argv, cwd=self.root, env=fixture_env(),
+                                          stdin=subprocess.DEVNULL, stdout=log,
+                                          stderr=subprocess.STDOUT,
+                                          pass_fds=(jobs_read, results_write),
+                                          start_new_session=True)
+        os.close(jobs_read)
+        os.close(results_write)
+        self._to_server = os.fdopen(jobs_write, "w", encoding="utf-8")
+        self._results = os.fdopen(results_read, "r", encoding="utf-8")
+
+    @property
+    def names(self) -> frozenset[str]:
+        """The jobs submitted so far."""
+        return frozenset(self._jobs)
+
+    def submit(self, job: SuiteJob) -> None:
+        """Queue one more run (the server starts on the first)."""
+        if job.name in self._jobs:
+            raise ValueError(f"job {job.name!r} submitted twice")
+        self._jobs[job.name] = job
+        if self._proc is None:
+            self._start()
+        workdir = self.root / job.name
+        workdir.mkdir(parents=True, exist_ok=True)
+        line = json.dumps({"name": job.name, "impl": job.impl,
+                           "requirements": list(job.requirements), "cases": list(job.cases),
+                           "first": list(job.first),
+                           "first_failure": job.first_failure, "workdir": str(workdir)})
+        assert self._to_server is not None
+        try:
+            self._to_server.write(line + "\n")
+            self._to_server.flush()
+        except BrokenPipeError:
+            pass  # the server ended: result() says so, with its log
+
+    def result(self, name: str) -> SuiteRun:
+        job = self._jobs[name]
+        while name not in self._done and self._results is not None:
+            line = self._results.readline()
+            if not line:
+                self._results.close()
+                self._results = None
+                break
+            done = json.loads(line)
+            self._done[done["name"]] = done
+        workdir = self.root / job.name
+        output_file = workdir / "output.txt"
+        output = output_file.read_text(errors="replace") if output_file.exists() else ""
+        if name not in self._done:
+            log = (self.root / "server.log").read_text(errors="replace")
+            return SuiteRun(-1, f"{output}\nthe suite server ended first:\n{log[-4000:]}",
+                            {}, {})
+        done = self._done[name]
+        run = read_run(workdir / "report.jsonl", int(done["returncode"]), output)
+        return replace(run, cpu=done.get("cpu"))
+
+    def close(self) -> None:
+        """End the server: at once, with whatever it still runs (its own process group),
+        unless every job has been read."""
+        for stream in (self._to_server, self._results):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        self._to_server = self._results = None
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        finished = set(self._done) >= set(self._jobs)
+        try:  # its input closed, the server ends once its last job has
+            proc.wait(timeout=10 if finished else 0.001)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+    def __enter__(self) -> SuiteBatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def batch_of_selected(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                      job: Callable[[str], SuiteJob], *, warm: Sequence[str] = (),
+                      timeout: float = 300) -> Iterator[SuiteBatch]:
+    """The body of a module fixture: one batch with ``job(name)`` for every selected
+    ``name`` of the module's tests (``yield from batch_of_selected(...)``).
+
+    Every job runs under the ``fail-fast`` profile: it differs from ``ci`` only after a
+    failure (no shrinking), so a run that must pass runs exactly the examples it runs
+    under ``ci``, and a run that must fail stops at the first failing example."""
+    jobs = [job(name) for name in selected(request)]
+    root = tmp_path_factory.mktemp(request.module.__name__.rsplit(".", 1)[-1])
+    with SuiteBatch(root, jobs, profile="fail-fast", warm=warm, timeout=timeout) as batch:
+        yield batch
+
+
+def killed_over_stdio(tmp_path: Path, impl: str, requirement: str) -> SuiteRun:
+    """A fresh ``capconf run`` of one requirement's cases against the command ``impl``,
+    to the first failure; asserts the run failed a case."""
+    run = run_suite(tmp_path, impl, "--req", requirement, "--",
+                    "--hypothesis-profile=fail-fast", "-x")
+    assert run.cases, run.output[-2000:]
+    failing = [cid for cid, c in run.cases.items() if c["outcome"] in FAILING]
+    assert failing, f"{impl} survived the {requirement} cases"
+    return run
+
+
+def selected(request: pytest.FixtureRequest, argname: str = "name") -> list[str]:
+    """The values of parameter ``argname`` among the tests of the requesting module that
+    this session runs (after ``-k``, ``-m`` and node ids), so a module fixture starts only
+    the runs its selected tests read: ``pytest -k NAME`` runs one."""
+    module = request.module
+    values = set()
+    for item in request.session.items:
+        callspec = getattr(item, "callspec", None)
+        if getattr(item, "module", None) is module and callspec is not None \
+                and argname in callspec.params:
+            values.add(callspec.params[argname])
+    return sorted(values)

@@ -12,7 +12,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-import pytest
+import shared_folder
 
 from capconf.simulator.core.agent import compile_agent
 from capconf.simulator.core.diagnostics import Mode
@@ -21,11 +21,11 @@ from capconf.simulator.core.world import parse_world
 from capconf.simulator.tools.catalog import DEFAULT_GRANTABLE
 from capconf.simulator.tools.grants import ToolStatus
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "claude-code-agents"
+CORPUS = shared_folder.corpus("claude-code-agents")
 FILES = sorted(p for p in CORPUS.rglob("*.md") if p.name != "README.md") if CORPUS.is_dir() else []
 CANONICAL = {ascii_fold(n): n for n in DEFAULT_GRANTABLE}
 
-pytestmark = pytest.mark.skipif(not FILES, reason=f"corpus not present at {CORPUS}")
+pytestmark = shared_folder.needs(CORPUS)
 
 
 def _declared_tools(path: Path) -> list[str]:

@@ -7,20 +7,23 @@ bug, and correct-but-different variants. The suite killed 105 of the bugs; the 2
 survived are listed here with the requirement whose cases now catch each, so a weakened
 case shows up as a surviving bug again. The variants that had failed (extra keys in
 nested results, lists whose order the spec leaves free) must pass the cases they broke.
+
+The runs share one collection of the suite (``suite_runner.SuiteBatch``) and serve the
+proxy in-process (``eyes_inprocess``); one test runs the script itself over stdio.
 """
 
 from __future__ import annotations
 
 import shlex
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from pathlib import Path
 
+import eyes_inprocess
 import pytest
-from suite_runner import SuiteRun, run_suite
+from suite_runner import FAILING, SuiteBatch, SuiteJob, batch_of_selected, killed_over_stdio
 
 PROXY = Path(__file__).resolve().parent / "fake_impls" / "eyes2" / "proxy.py"
-FAILING = {"failed", "errored", "crashed", "timed out"}
 
 # the bugs that survived round 2 -> the requirement whose cases must now catch them
 BUGS = {
@@ -63,31 +66,26 @@ VARIANTS = {
 }
 
 
-def _impl(name: str) -> str:
-    return f"{shlex.quote(sys.executable)} {shlex.quote(str(PROXY))} --bug {name}"
-
-
-def _run(name: str, root: Path, requirements: tuple[str, ...], *extra: str) -> SuiteRun:
-    workdir = root / name
-    workdir.mkdir()
-    req_args = [arg for rid in requirements for arg in ("--req", rid)]
-    return run_suite(workdir, _impl(name), *req_args, *extra, timeout=600)
+def job(name: str) -> SuiteJob:
+    """A bug on its requirement, to the first failure; a variant on every case of the
+    requirements whose cases it had broken."""
+    if name in BUGS:
+        return SuiteJob(name, eyes_inprocess.impl("eyes2", name), (BUGS[name],),
+                        first_failure=True)
+    return SuiteJob(name, eyes_inprocess.impl("eyes2", name), VARIANTS[name])
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SuiteRun]:
-    root = tmp_path_factory.mktemp("eyes2")
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {n: pool.submit(_run, n, root, (rid,), "--", "-x") for n, rid in BUGS.items()}
-        futures.update({n: pool.submit(_run, n, root, reqs) for n, reqs in VARIANTS.items()})
-        return {n: f.result() for n, f in futures.items()}
+def runs(request: pytest.FixtureRequest,
+         tmp_path_factory: pytest.TempPathFactory) -> Iterator[SuiteBatch]:
+    yield from batch_of_selected(request, tmp_path_factory, job,
+                                 warm=["eyes_inprocess:load:eyes2"], timeout=600)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BUGS))
-def test_the_second_testers_survivor_is_now_killed(runs: dict[str, SuiteRun],
-                                                   name: str) -> None:
-    run = runs[name]
+def test_the_second_testers_survivor_is_now_killed(runs: SuiteBatch, name: str) -> None:
+    run = runs.result(name)
     assert run.cases, run.output[-2000:]
     failing = sorted(cid for cid, c in run.cases.items() if c["outcome"] in FAILING)
     assert failing, f"bug {name} survived the {BUGS[name]} cases"
@@ -95,11 +93,19 @@ def test_the_second_testers_survivor_is_now_killed(runs: dict[str, SuiteRun],
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(VARIANTS))
-def test_a_correct_runtime_with_extra_keys_or_free_order_passes(runs: dict[str, SuiteRun],
+def test_a_correct_runtime_with_extra_keys_or_free_order_passes(runs: SuiteBatch,
                                                                 name: str) -> None:
-    run = runs[name]
+    run = runs.result(name)
     assert run.cases, run.output[-2000:]
     failing = {cid: c["reason"][:300] for cid, c in run.cases.items()
                if c["outcome"] in FAILING}
     assert failing == {}, f"variant {name} failed behaviour cases"
     assert sum(c["outcome"] == "passed" for c in run.cases.values()) >= 10
+
+
+@pytest.mark.slow
+def test_the_proxy_script_itself_over_stdio(tmp_path: Path) -> None:
+    """The tiers above serve the tester's proxy in-process; this runs the script as
+    written, over stdio in front of `capconf driver`, so the two cannot drift apart."""
+    impl = f"{shlex.quote(sys.executable)} {shlex.quote(str(PROXY))} --bug edit_nearest_unordered"
+    killed_over_stdio(tmp_path, impl, "EDIT-04")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import shared_folder
 
 from capconf.simulator.core.diagnostics import Location, Mode
 from capconf.simulator.definition.declarations import NameRef
@@ -29,7 +30,7 @@ from capconf.simulator.skills.preferences import events_table, offer_table
 from capconf.simulator.skills.search import SKILL_SEARCH_TOOL
 from capconf.simulator.tools.catalog import ToolSpec
 
-CORPUS = Path("/work/shared/corpora/skills")
+CORPUS = shared_folder.corpus("skills")
 
 
 def tool_text(tool: ToolSpec) -> str:
@@ -98,7 +99,7 @@ def test_skill_tool_results(golden: Any, tmp_path: Path) -> None:
     assert text + "\n" == golden
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="skill corpus absent")
+@shared_folder.needs(CORPUS)
 def test_real_corpus_catalog(golden: Any, tmp_path: Path) -> None:
     world = parse_skill_world({"layers": {"system": str(CORPUS)}}, tmp_path)
     disc = discover_skills(world)

@@ -8,6 +8,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
+import shared_folder
 from memory_support import MAIN, ROOT, make_world, resolve, snapshot, write_file
 
 from capconf.simulator.core.diagnostics import (
@@ -32,7 +33,7 @@ from capconf.simulator.memory.binding import (
     resolve_memory,
 )
 
-AGENTS_CORPUS = Path("/work/shared/corpora/claude-code-agents")
+AGENTS_CORPUS = shared_folder.corpus("claude-code-agents")
 HERE = Location(("memory",), 4, 9)
 
 
@@ -129,7 +130,7 @@ def test_unusable_agent_names_get_a_diagnostic_and_no_memory(tmp_path: Path,
         assert mount_memory_tools(resolution, world) == ()
 
 
-@pytest.mark.skipif(not AGENTS_CORPUS.is_dir(), reason="agents corpus not present")
+@shared_folder.needs(AGENTS_CORPUS)
 def test_every_real_agent_name_gets_a_private_directory() -> None:
     names = [line.split(":", 1)[1].strip()
              for path in sorted(AGENTS_CORPUS.rglob("*.md"))

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
+import shared_folder
 
 from capconf.simulator.core.diagnostics import Location, Mode
 from capconf.simulator.definition.declarations import KnowledgeDeclaration, NameRef
@@ -27,8 +28,8 @@ from capconf.simulator.skills.packages import (
     split_front_matter,
 )
 
-CORPUS = Path(os.environ.get("CAPCONF_SKILL_CORPUS", "/work/shared/corpora/skills"))
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"skill corpus absent: {CORPUS}")
+CORPUS = Path(os.environ.get("CAPCONF_SKILL_CORPUS", str(shared_folder.corpus("skills"))))
+pytestmark = shared_folder.needs(CORPUS)
 
 
 def corpus_folders() -> list[Path]:

@@ -1,0 +1,120 @@
+"""What the project's own test command costs, tier by tier (issue 18).
+
+    python benchmarks/tiers.py [--repo DIR] [--only TIER ...] [--no-whole]
+
+Runs each tier of the README's test command (`pytest` from the repository root) in its own
+child process, then the whole command, and prints for each the CPU seconds (user + sys of
+the whole process tree: every `capconf run`, driver, proxy and fork the tier starts),
+the wall time, the counts from pytest's summary line, and the tier's share of the whole
+command's CPU measured in the same run. CPU seconds are the measure: the machine is
+shared, so wall time says more about the neighbours than about the tests.
+
+`--repo` measures another checkout with its own `.venv` (how the before/after numbers of
+issue 18 were taken: the same script on a clone of the older commit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+SLOW_FILES = ("tests/test_mutants.py", "tests/test_eyes_proxy.py", "tests/test_eyes2_proxy.py",
+              "tests/test_eyes3_proxy.py")
+COUNT = re.compile(r"(\d+) (passed|failed|skipped|deselected|errors?|xfailed|xpassed)")
+
+
+@dataclass(frozen=True)
+class Tier:
+    name: str
+    args: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Measured:
+    tier: Tier
+    cpu: float
+    wall: float
+    counts: dict[str, int]
+    returncode: int
+
+
+def tiers(repo: Path) -> list[Tier]:
+    """One tier per slow file present in ``repo``, the rest of the tests, and the fast
+    loop the README documents (everything not marked ``slow``)."""
+    present = [f for f in SLOW_FILES if (repo / f).exists()]
+    found = [Tier(Path(f).stem.removeprefix("test_"), (f,)) for f in present]
+    found.append(Tier("rest", ("tests", *(f"--ignore={f}" for f in present))))
+    found.append(Tier("fast loop (-m 'not slow')", ("-m", "not slow")))
+    return found
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measure(repo: Path, python: str, tier: Tier) -> Measured:
+    before_cpu, before_wall = _children_cpu(), time.perf_counter()
+    proc = subprocess.run([python, "-m", "pytest", "-q", *tier.args], cwd=repo,
+                          capture_output=True, text=True)
+    wall = time.perf_counter() - before_wall
+    cpu = _children_cpu() - before_cpu
+    tail = (proc.stdout.strip().splitlines() or [""])[-1]
+    counts: dict[str, int] = {}
+    for number, kind in COUNT.findall(tail):
+        counts[kind.rstrip("s") if kind.startswith("error") else kind] = int(number)
+    return Measured(tier, cpu, wall, counts, proc.returncode)
+
+
+def _python(repo: Path) -> str:
+    venv = repo / ".venv" / "bin" / "python"
+    return str(venv) if venv.exists() else sys.executable
+
+
+def _row(m: Measured, whole: Measured | None) -> str:
+    counts = ", ".join(f"{n} {k}" for k, n in sorted(m.counts.items())) or "no summary"
+    share = f"{m.cpu / whole.cpu:6.1%}" if whole is not None and whole.cpu else "     -"
+    status = "" if m.returncode in (0, 5) else f"  (exit {m.returncode})"
+    return f"{m.tier.name:28} {m.cpu:8.1f} {m.wall:8.1f} {share}  {counts}{status}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repo", type=Path, default=Path(__file__).resolve().parent.parent)
+    parser.add_argument("--only", nargs="*", default=None, help="tier names to run")
+    parser.add_argument("--no-whole", action="store_true",
+                        help="skip the whole command (the tiers only)")
+    ns = parser.parse_args(argv)
+    repo = ns.repo.resolve()
+    python = _python(repo)
+    env_note = f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"
+    print(f"repo {repo} ({python}; {env_note})")
+    chosen = [t for t in tiers(repo) if ns.only is None or t.name.split()[0] in ns.only]
+    print(f"{'tier':28} {'CPU s':>8} {'wall s':>8} {'share':>6}  counts", flush=True)
+    results = []
+    for tier in chosen:  # each row as soon as it is measured: a whole run takes minutes
+        results.append(measure(repo, python, tier))
+        print(_row(results[-1], None), flush=True)
+    if ns.no_whole:
+        return 0
+    whole = measure(repo, python, Tier("whole (`pytest`)", ()))
+    print(_row(whole, whole))
+    print("\nshare of the whole command's CPU, measured in the same run:")
+    for m in results:
+        print(_row(m, whole))
+    file_tiers = [m for m in results if not m.tier.name.startswith("fast")]
+    if whole.cpu and file_tiers:
+        print(f"sum of the file tiers / whole command: "
+              f"{sum(m.cpu for m in file_tiers) / whole.cpu:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

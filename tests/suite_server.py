@@ -1,0 +1,222 @@
+"""Many conformance runs from one collection: a pytest plugin that forks per run.
+
+Loaded into one ``capconf run`` (``-p suite_server --suite-jobs FILE``), it lets the
+session collect the whole suite once and then, instead of running the items, forks one
+child per job: the child points the capconf plugin at the job's implementation
+(``--impl``), keeps the cases of the job's requirements (``--req``) or just some cases,
+optionally stops at the first failure (``-x``), runs them with pytest's own run loop,
+writes the job's JSON Lines report and exits. A fork starts from the collected session,
+so a job costs only its own cases; in a fresh ``capconf run`` the interpreter start and
+the collection were ~1.9 CPU-seconds each time, more than most mutants' cases.
+
+A child is a separate process, so a mutant that patches the simulator patches only its
+own copy, and a crash, hang or ``os._exit`` of an implementation ends only that job.
+The parent side is ``suite_runner.SuiteBatch``; a finished job is announced as one JSON
+line on the file descriptor ``--suite-results-fd``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import importlib
+import inspect
+import json
+import linecache
+import os
+import select
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from capconf.conformance import plugin as capconf_plugin
+
+
+@dataclass(frozen=True)
+class Job:
+    """One conformance run: what ``capconf run --impl IMPL --req R... [-- -x]`` would do."""
+
+    name: str
+    impl: str
+    requirements: tuple[str, ...]
+    cases: tuple[str, ...]  # only these case IDs (of those requirements), if any
+    first: tuple[str, ...]  # these case IDs run before the others (suite order otherwise)
+    first_failure: bool
+    workdir: str
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Job:
+        return cls(str(data["name"]), str(data["impl"]), tuple(data["requirements"]),
+                   tuple(data["cases"]), tuple(data["first"]), bool(data["first_failure"]),
+                   str(data["workdir"]))
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("suite_server", "many runs from one collection (tests only)")
+    group.addoption("--suite-jobs-fd", type=int, default=None,
+                    help="file descriptor: the jobs to run, one JSON line each, until its end")
+    group.addoption("--suite-results-fd", type=int, default=None,
+                    help="file descriptor: one JSON line per finished job")
+    group.addoption("--suite-workers", type=int, default=2, help="jobs at a time")
+    group.addoption("--suite-timeout", type=float, default=300.0,
+                    help="seconds a job may take before it is killed")
+    group.addoption("--suite-warm", action="append", default=[],
+                    help="MODULE[:CALLABLE[:ARG]] to import (and call) once before forking, so "
+                         "no job pays for it")
+
+
+def _warm(specs: list[str]) -> None:
+    for spec in specs:
+        module_name, _, rest = spec.partition(":")
+        attribute, _, argument = rest.partition(":")
+        module = importlib.import_module(module_name)
+        if attribute:
+            function = getattr(module, attribute)
+            function(argument) if argument else function()
+
+
+def _warm_reports(session: pytest.Session) -> None:
+    """Fill, once, the caches a failure report reads (each child would fill its own): the
+    module-by-file table ``inspect.getmodule`` rebuilds from every loaded module, and the
+    source lines of the suite's files."""
+    inspect.getmodule(_warm_reports.__code__, __file__)
+    for path in {str(item.path) for item in session.items}:
+        linecache.getlines(path)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> bool | None:
+    config = session.config
+    jobs_fd = config.getoption("suite_jobs_fd")
+    if jobs_fd is None:
+        return None
+    _warm(config.getoption("suite_warm"))
+    # Every child makes its tmp_path directories under one base made here: pytest makes
+    # numbered directories race-free, but a base made by each child would be cleaned by
+    # the next one.
+    factory = getattr(config, "_tmp_path_factory", None)
+    if factory is not None:
+        factory.getbasetemp()
+    _warm_reports(session)
+    # What the server holds now is shared by every child; frozen, no child's collector
+    # walks it (and copies the pages it touches).
+    gc.collect()
+    gc.freeze()
+    with os.fdopen(config.getoption("suite_results_fd"), "w", encoding="utf-8") as results:
+        _serve(session, jobs_fd, results, config.getoption("suite_workers"),
+               config.getoption("suite_timeout"))
+    return True
+
+
+def _serve(session: pytest.Session, jobs_fd: int, results: Any, workers: int,
+           timeout: float) -> None:
+    """Read jobs (JSON lines) until end of input, keep ``workers`` children busy, and
+    announce each job as it ends, in the order they end."""
+    pending: list[Job] = []
+    running: dict[int, tuple[Job, float]] = {}
+    buffered, more = b"", True
+    pause = 0.001
+    while more or pending or running:
+        while pending and len(running) < max(1, workers):
+            job = pending.pop(0)
+            running[_fork(session, job)] = (job, time.monotonic())
+        if _reap(running, results, timeout):
+            pause = 0.001
+            continue
+        wait = min(pause, timeout) if running else None
+        pause = min(pause * 2, 0.02)
+        if not more:
+            time.sleep(wait or 0)
+            continue
+        ready, _, _ = select.select([jobs_fd], [], [], wait)
+        if ready:
+            chunk = os.read(jobs_fd, 1 << 16)
+            more = bool(chunk)
+            buffered += chunk
+            *lines, buffered = buffered.split(b"\n")
+            pending += [Job.from_json(json.loads(line)) for line in lines if line.strip()]
+            pause = 0.001
+
+
+def _reap(running: dict[int, tuple[Job, float]], results: Any, timeout: float) -> bool:
+    """Announce every child that has ended; kill those over ``timeout``. True if any
+    ended."""
+    ended = False
+    while running:
+        pid, status, usage = os.wait4(-1, os.WNOHANG)
+        if pid == 0:
+            break
+        if pid not in running:
+            continue  # not one of ours (cannot happen: the server starts nothing else)
+        job, _ = running.pop(pid)
+        cpu = round(usage.ru_utime + usage.ru_stime, 3)
+        results.write(json.dumps({"name": job.name, "returncode": os.waitstatus_to_exitcode(
+            status), "cpu": cpu}) + "\n")
+        results.flush()
+        ended = True
+    now = time.monotonic()
+    for pid, (job, started) in list(running.items()):
+        if now - started > timeout:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            with open(Path(job.workdir, "output.txt"), "a", encoding="utf-8") as out:
+                out.write(f"\nsuite_server: killed after {timeout:g} s\n")
+            running[pid] = (job, float("inf"))  # killed once; reaped on a later turn
+    return ended
+
+
+def _fork(session: pytest.Session, job: Job) -> int:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 3
+    try:
+        out = os.open(Path(job.workdir, "output.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        code = _run_job(session, job)
+    except BaseException:  # a child must never return into the server's loop
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _run_job(session: pytest.Session, job: Job) -> int:
+    """In the forked child: the rest of ``capconf run`` for this job, from its collected
+    items. The capconf plugin's own hooks are called again with the job's options, so
+    its report and its ``--req`` selection are exactly those of a fresh run."""
+    config = session.config
+    config.option.impl = job.impl
+    config.option.req = list(job.requirements)
+    config.option.report = str(Path(job.workdir, "report.jsonl"))
+    config.option.maxfail = 1 if job.first_failure else 0
+    capconf_plugin.pytest_configure(config)
+    items = list(session.items)
+    capconf_plugin.pytest_collection_modifyitems(session, config, items)
+    if job.cases:
+        wanted = set(job.cases)
+        items = [i for i in items if capconf_plugin.case_id(i) in wanted]
+    if job.first:
+        early = set(job.first)
+        items.sort(key=lambda i: capconf_plugin.case_id(i) not in early)  # stable
+    session.items = items
+    session.testscollected = len(items)
+    main = config.pluginmanager.get_plugin("main")
+    with contextlib.suppress(session.Failed, session.Interrupted):
+        main.pytest_runtestloop(session)
+    status = (pytest.ExitCode.TESTS_FAILED if session.testsfailed
+              else pytest.ExitCode.NO_TESTS_COLLECTED if not items else pytest.ExitCode.OK)
+    session.exitstatus = status
+    config.hook.pytest_sessionfinish(session=session, exitstatus=status)
+    return int(status)
