@@ -307,6 +307,9 @@ class StderrTail:
                     self._size += len(chunk)
                     while self._size > STDERR_TAIL_BYTES and len(self._chunks) > 1:
                         self._size -= len(self._chunks.popleft())
+                    if self._size > STDERR_TAIL_BYTES:  # one read larger than the tail
+                        self._chunks[0] = self._chunks[0][-STDERR_TAIL_BYTES:]
+                        self._size = len(self._chunks[0])
         except (OSError, ValueError):
             pass
         finally:

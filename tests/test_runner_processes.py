@@ -189,3 +189,15 @@ def test_an_outer_kill_stops_the_driver_group_and_says_so(tmp_path: Path) -> Non
     assert wait_gone(sleeper), "the driver's grandchild outlived the run"
     if not gone(sleeper):
         os.kill(sleeper, signal.SIGKILL)
+
+
+def test_one_read_larger_than_the_tail_is_cut_to_the_tail() -> None:
+    """A busy machine hands the reader one large chunk: the tail is still bounded."""
+    import io
+
+    from capconf.conformance.client import STDERR_TAIL_BYTES, StderrTail
+
+    tail = StderrTail()
+    tail.drain(io.BufferedReader(io.BytesIO(b"a" * 50_000 + b"END")))  # type: ignore[arg-type]
+    text = tail.text()
+    assert len(text.encode()) == STDERR_TAIL_BYTES and text.endswith("END")
