@@ -1,4 +1,4 @@
-"""adapters/tools/make_report.py: the report says what the run measured and why, from the
+"""adapters/make_report.py: the report says what the run measured and why, from the
 JSONL report and the baseline's annotations."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conftest import ADAPTER
 
-TOOL = ADAPTER.parent / "tools" / "make_report.py"
+TOOL = ADAPTER.parent / "make_report.py"
 
 
 def test_findings_carry_kind_and_issue_link(tmp_path: Path) -> None:
