@@ -13,11 +13,12 @@ scripted model on 127.0.0.1 (it emits exactly the two tool calls). Exit 0 = repr
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from _private_env import private_env
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -48,13 +49,7 @@ def main() -> int:
         parent = model.register("parent", Turn(tool_call=("task", {
             "subagent_type": "writer", "description": "write notes",
             "prompt": "Write notes. capconf-turn:child"})))
-        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home),
-               "XDG_CONFIG_HOME": str(home / ".config"),
-               "XDG_DATA_HOME": str(home / ".local" / "share"),
-               "XDG_CACHE_HOME": str(home / ".cache"),
-               "XDG_STATE_HOME": str(home / ".local" / "state"),
-               "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
-               "npm_config_registry": "http://127.0.0.1:9/"}
+        env = private_env(home)
         try:
             done = subprocess.run([str(binary), "run", "--pure", "Delegate. capconf-turn:parent"],
                                   cwd=proj, env=env, capture_output=True, text=True,

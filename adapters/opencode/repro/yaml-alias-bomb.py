@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _private_env import private_env
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from capconf_opencode.runtime import find_binary
@@ -52,13 +54,7 @@ def main() -> int:
         (proj / ".opencode" / "agent").mkdir(parents=True)
         home.mkdir()
         (proj / ".opencode" / "agent" / "bomb.md").write_text(bomb())
-        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home),
-               "XDG_CONFIG_HOME": str(home / ".config"),
-               "XDG_DATA_HOME": str(home / ".local" / "share"),
-               "XDG_CACHE_HOME": str(home / ".cache"),
-               "XDG_STATE_HOME": str(home / ".local" / "state"),
-               "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
-               "npm_config_registry": "http://127.0.0.1:9/"}
+        env = private_env(home)
         proc = subprocess.Popen([str(binary), "debug", "agent", "bomb", "--pure"], cwd=proj,
                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)

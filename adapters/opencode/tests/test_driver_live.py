@@ -10,15 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from capconf_opencode.runtime import BinaryMissing, find_binary
+from capconf_opencode.runtime import binary_installed
 
 DRIVER = Path(__file__).resolve().parent.parent / "driver.py"
 
-try:
-    find_binary()
-    HAVE_BINARY = True
-except BinaryMissing:
-    HAVE_BINARY = False
+HAVE_BINARY = binary_installed()
 
 pytestmark = pytest.mark.skipif(not HAVE_BINARY, reason="OpenCode not installed")
 

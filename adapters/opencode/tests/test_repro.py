@@ -9,18 +9,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from capconf_opencode.runtime import BinaryMissing, find_binary
+from capconf_opencode.runtime import binary_installed
 
 REPRO = Path(__file__).resolve().parent.parent / "repro"
 
-try:
-    find_binary()
-    HAVE_BINARY = True
-except BinaryMissing:
-    HAVE_BINARY = False
+HAVE_BINARY = binary_installed()
 
 
-SCRIPTS = sorted(p.name for p in REPRO.iterdir() if p.suffix in (".sh", ".py"))
+# a leading underscore marks a helper the reproductions share, not a reproduction
+SCRIPTS = sorted(p.name for p in REPRO.iterdir()
+                 if p.suffix in (".sh", ".py") and not p.name.startswith("_"))
 
 
 @pytest.mark.skipif(not HAVE_BINARY, reason="OpenCode not installed (npm ci --prefix ...)")
