@@ -7,8 +7,8 @@
 //    parent's `derive(name)`), where capconf's APPR-06 pins a delegated child to
 //    never-ask; the file is not written while it waits;
 // 3. aborting the parent's call (the user's cancel) ends the child with it: the parent's
-//    call is `cancelled` and the child's pending call is not run (DELEG-06's cascade is
-//    Gemini's too, for its one level);
+//    call is `cancelled`, and so is the child's waiting call, which never runs (DELEG-06's
+//    cascade is Gemini's too, for its one level);
 // 4. an unknown agent is refused with "Subagent 'x' not found." and the message does not
 //    name the agents that exist (DELEG-01 wants them listed; Gemini lists them in the main
 //    agent's system prompt instead).
@@ -37,15 +37,16 @@ const writtenWhileAsking = fs.existsSync(`${s.workspace}/child.txt`);
 parent.abort.abort();
 const stopped = await parent.promise;
 const writtenAfterStop = fs.existsSync(`${s.workspace}/child.txt`);
+const childAfterStop = s.updates.filter((c) => c.request?.callId?.endsWith('child-1')).at(-1)?.status ?? null;
 s.dispose();
 
 const reproduced = unknown?.status === 'error' && /Subagent 'nope' not found/.test(unknownText)
   && !/writer/.test(unknownText)
   && !parentAsked && ask?.status === 'awaiting_approval' && !writtenWhileAsking
-  && stopped?.status === 'cancelled' && !writtenAfterStop;
+  && stopped?.status === 'cancelled' && !writtenAfterStop && childAfterStop === 'cancelled';
 verdict('delegated-child-asks-the-user', reproduced, {
   unknown_agent: {status: unknown?.status ?? null, response: unknownText.slice(0, 200)},
   invoke_agent_asked: parentAsked, child_write: ask?.status ?? null,
   child_confirmation: ask?.confirmationDetails?.title ?? null,
   written_while_asking: writtenWhileAsking, parent_after_abort: stopped?.status ?? null,
-  written_after_stop: writtenAfterStop});
+  written_after_stop: writtenAfterStop, child_write_after_stop: childAfterStop});
