@@ -68,3 +68,24 @@ def test_a_granted_call_runs_in_geminis_loop(node: str, tmp_path: Path) -> None:
     assert refused["error_code"] == "tool_not_mounted"
     assert "not available to this agent" in refused["error_message"]  # Gemini's own words
     assert not (tmp_path / "b.txt").exists()
+
+
+def test_a_capconf_agent_never_gets_invoke_agent(node: str, tmp_path: Path) -> None:
+    """README *Why not delegation*: a capconf agent is a Gemini subagent, and Gemini's
+    LocalAgentExecutor drops every agent tool from a subagent's registry; the driver
+    passes Gemini's refusal on and does not route `Task` anywhere else."""
+    source = "name: lead\ndescription: d\ntools: [read, Task]\nprompt: Go.\n"
+    _, parsed, spawned, called = _exchange(node, [
+        {"id": 1, "op": "world.setup", "args": {"workspace": str(tmp_path)}},
+        {"id": 2, "op": "definition.parse", "args": {"source": source}},
+        {"id": 3, "op": "agent.spawn", "args": {"source": source}},
+        {"id": 4, "op": "tool.call", "args": {"agent": "agent-1", "tool": "Task",
+                                              "args": {"subagent": "lead", "prompt": "x"}}}])
+    result = parsed["result"]
+    assert result["loaded"] is True and result["diagnostics"] == []
+    assert result["tools"] == ["read"]
+    assert [r["status"] for r in result["tool_resolution"]] == ["granted", "unknown"]
+    assert spawned["result"]["tools"] == ["read"]
+    refused = called["result"]
+    assert refused["error_code"] == "tool_not_mounted"
+    assert "'invoke_agent' is not available to this agent" in refused["error_message"]
