@@ -395,6 +395,16 @@ def test_tool_errors_server_errors_and_bad_arguments_are_distinct(impl: Harness)
 
 # -- MCP-03 allow-list and cards -----------------------------------------------------
 
+def carries_text(content: Any, text: str) -> bool:
+    """The server's text reaches the caller in a text block of the result. Contained, not
+    equal: MCP-03 is about the decision, and a runtime may frame what it hands its model
+    (Gemini CLI wraps untrusted tool output in tags), so exact blocks are not checked."""
+    blocks = content.get("content") if isinstance(content, dict) else None
+    return isinstance(blocks, list) and any(
+        isinstance(b, dict) and b.get("type") == "text" and text in str(b.get("text", ""))
+        for b in blocks)
+
+
 @pytest.mark.case("mcp.allowlist.runs-directly")
 @pytest.mark.uses("approval")
 @pytest.mark.req("MCP-03")
@@ -404,7 +414,7 @@ def test_allowlisted_tool_runs_without_a_card(impl: Harness) -> None:
     agent = spawn(impl, agent_def(servers=["notion"]))
     result = mcp_call(impl, agent, "notion__search_pages", q="roadmap")
     assert result["ok"], result
-    assert result["content"]["content"] == [{"type": "text", "text": '{"q":"roadmap"}'}]
+    assert carries_text(result["content"], '{"q":"roadmap"}'), result
     assert tool_calls(impl, "notion") == [{"name": "search_pages",
                                            "arguments": {"q": "roadmap"}}]
     assert cards(impl) == []
@@ -426,9 +436,10 @@ def test_offlist_tool_reaches_the_server_only_after_approval(impl: Harness) -> N
     assert tool_calls(impl, "notion") == []
     decided = decide(impl, card["id"], "approve")
     assert decided["card"]["state"] == "approved"
-    expect_keys(decided["result"], {"ok": True, "content": {"content": [
-        {"type": "text", "text": "created"}]}},
-        "MCP-03: after approval the call reaches the server and returns its result")
+    result = decided["result"]
+    expect_true(result.get("ok") is True and carries_text(result.get("content"), "created"),
+                "MCP-03: after approval the call reaches the server and returns its result",
+                result)
     assert tool_calls(impl, "notion") == [{"name": "create_page", "arguments": {"title": "Q3"}}]
 
 
