@@ -17,7 +17,7 @@
 
 import {LOADER_DIAGNOSTICS} from './vocabulary.mjs';
 
-const YAML_FAILURE = /YAML frontmatter parsing failed: ([^\n]*?) \((\d+):(\d+)\)/;
+const YAML_FAILURE = /YAML frontmatter parsing failed: ([^\n]*?)(?: \((\d+):(\d+)\))?(?:\n|$)/;
 const ZOD_LINE = /^(?:\((Local|Remote) Agent\) )?(?:(\S+): )?(.*)$/;
 
 /**
@@ -78,6 +78,7 @@ function yamlDiagnostic(m, message, source) {
   const [, reason, lineText, columnText] = m;
   const line = Number(lineText) + (source.frontLineOffset ?? 0);
   const d = diag('DEF-YAML-SYNTAX', [], `Gemini CLI: YAML frontmatter parsing failed: ${reason}`);
+  if (lineText === undefined) return d; // a failure without a mark (a stack overflow, say)
   d.column = codePointColumn(source.text, line, Number(columnText));
   if (d.column !== null) d.line = line;
   return d;
