@@ -528,17 +528,42 @@ def test_a_url_or_mcp_reference_as_knowledge_gets_the_mcp_redirect(impl: Harness
 
 # -- hostile servers -----------------------------------------------------------------
 
-@pytest.mark.req("MCP-01", "MCP-02")
-@pytest.mark.parametrize("fault", cases("mcp.hostile.server-fault", [
-    (f, f) for f in ("hang", "die", "garbage", "oversized", "wrong_id")]))
-def test_a_misbehaving_server_is_a_structured_error_and_widens_nothing(
-        impl: Harness, fault: str) -> None:
-    """Bug: a hung or dying server hangs the agent or crashes the implementation."""
+FAULTS = [(f, f) for f in ("hang", "die", "garbage", "oversized", "wrong_id")]
+
+
+def _faulty_server_agent(impl: Harness, fault: str) -> str:
+    """An agent granted `notion`, whose allow-listed tool answers with ``fault``; the
+    world also has `github`, which the agent is not granted."""
     tools = [{"name": "search_pages", "inputSchema": OBJ, "results": [{"fault": fault}]}]
     setup(impl, notion=server(impl, "notion", tools, allow=["search_pages"]),
           # the timeout also bounds a stdio client's initialize of a cold-starting server
           github=server(impl, "github", GITHUB_TOOLS), timeout_ms=3000)
-    agent = spawn(impl, agent_def(servers=["notion"]))
+    return spawn(impl, agent_def(servers=["notion"]))
+
+
+@pytest.mark.req("MCP-01", "MCP-02")
+@pytest.mark.parametrize("fault", cases("mcp.hostile.server-fault", FAULTS))
+def test_a_misbehaving_server_is_a_structured_error_and_widens_nothing(
+        impl: Harness, fault: str) -> None:
+    """Bug: a hung or dying server hangs the agent or crashes the implementation, or the
+    fault opens a way to a server the agent is not granted. Which code names the fault is
+    mcp.hostile.server-fault-code's concern."""
+    agent = _faulty_server_agent(impl, fault)
+    result = mcp_call(impl, agent, "notion__search_pages")
+    assert result["ok"] is False and isinstance(result.get("error_code"), str), result
+    refused = mcp_call(impl, agent, "github__delete_repo")
+    assert refused["ok"] is False, refused
+    assert journal(impl, "github") == []
+
+
+@pytest.mark.req("MCP-01", "MCP-02")
+@pytest.mark.parametrize("fault", cases("mcp.hostile.server-fault-code", FAULTS))
+def test_a_misbehaving_server_is_unavailable_not_a_tool_error(
+        impl: Harness, fault: str) -> None:
+    """Bug: a hung, dead or garbling server reported as the tool's own error (or any other
+    code), so the agent retries a tool whose server cannot answer; or the refusal of the
+    server it is not granted loses its code after the fault."""
+    agent = _faulty_server_agent(impl, fault)
     result = mcp_call(impl, agent, "notion__search_pages")
     assert result["ok"] is False
     assert result["error_code"] == "MCP-SERVER-UNAVAILABLE", result
