@@ -89,7 +89,11 @@ def journal(impl: Harness, name: str) -> list[dict[str, Any]]:
 
 
 def tool_calls(impl: Harness, name: str) -> list[dict[str, Any]]:
-    return [e["received"]["params"] for e in journal(impl, name)
+    """The server's `tools/call` requests as `{name, arguments}`: the call itself. MCP lets
+    a client add request metadata (`params._meta`, e.g. the MCP SDK's progress token),
+    which says nothing about what was called; any other key is kept, so it shows."""
+    return [{k: v for k, v in e["received"]["params"].items() if k != "_meta"}
+            for e in journal(impl, name)
             if e.get("received", {}).get("method") == "tools/call"]
 
 

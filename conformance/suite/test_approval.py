@@ -214,7 +214,9 @@ def test_card_summary_is_rfc8785_canonical_json(impl: Harness) -> None:
     summary = pending["error_detail"]["card"]["summary"]
     assert summary == ('{"a":"\u00e9\\n\\"","b":{"y":0,"z":1},"n":10000000000000000,'
                        '"small":1e-7,"title":"Q3","\U0001f600":[true,null],"\ue000":0.5}')
-    long = call(impl, agent, "write", path="long.txt", content="\u00e9" * 300)
+    # a second agent: the case is about the summary's bytes, not two open cards of one agent
+    writer = spawn(impl, agent_def(name="writer"))
+    long = call(impl, writer, "write", path="long.txt", content="\u00e9" * 300)
     cut = long["error_detail"]["card"]["summary"]
     assert cut == ('{"content":"' + "\u00e9" * 188)[:200] + "..."
     assert len(cut) == 203
@@ -240,17 +242,21 @@ def test_unattended_session_denies_instead_of_asking(impl: Harness) -> None:
 @pytest.mark.uses("mcp")
 @pytest.mark.req("APPR-01", "APPR-02")
 def test_write_and_mcp_cards_share_one_chain(impl: Harness) -> None:
-    """Bug: MCP approvals and file approvals are separate queues with separate ids."""
+    """Bug: MCP approvals and file approvals are separate queues with separate ids.
+    Each card has its own agent: several open cards of one agent are
+    appr.taskstop.denies-owned-cards' concern."""
     standard_world(impl)
-    first = spawn(impl, agent_def(name="a", servers=["notion"]))
+    first = spawn(impl, agent_def(name="a"))
     second = spawn(impl, agent_def(name="b"))
+    third = spawn(impl, agent_def(name="c", servers=["notion"]))
     c1 = call(impl, first, "bash", command="make")["error_detail"]["card"]
-    c2 = mcp_call(impl, first, "notion__create_page", title="t")["error_detail"]["card"]
+    c2 = mcp_call(impl, third, "notion__create_page", title="t")["error_detail"]["card"]
     c3 = call(impl, second, "write", path="x", content="y")["error_detail"]["card"]
     listed = cards(impl)
     assert [c["id"] for c in listed] == [c1["id"], c2["id"], c3["id"]]
     assert len({c["id"] for c in listed}) == 3
-    assert [c["origin"]["agent_name"] for c in listed] == ["a", "a", "b"]
+    assert [c["origin"]["agent_name"] for c in listed] == ["a", "c", "b"]
+    assert [c["action"] for c in listed] == ["bash", "mcp", "write"]
 
 
 # -- APPR-03 Task --------------------------------------------------------------------

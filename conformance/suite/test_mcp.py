@@ -395,6 +395,16 @@ def test_tool_errors_server_errors_and_bad_arguments_are_distinct(impl: Harness)
 
 # -- MCP-03 allow-list and cards -----------------------------------------------------
 
+def carries_text(content: Any, text: str) -> bool:
+    """The server's text reaches the caller in a text block of the result. Contained, not
+    equal: MCP-03 is about the decision, and a runtime may frame what it hands its model
+    (Gemini CLI wraps untrusted tool output in tags), so exact blocks are not checked."""
+    blocks = content.get("content") if isinstance(content, dict) else None
+    return isinstance(blocks, list) and any(
+        isinstance(b, dict) and b.get("type") == "text" and text in str(b.get("text", ""))
+        for b in blocks)
+
+
 @pytest.mark.case("mcp.allowlist.runs-directly")
 @pytest.mark.uses("approval")
 @pytest.mark.req("MCP-03")
@@ -404,7 +414,7 @@ def test_allowlisted_tool_runs_without_a_card(impl: Harness) -> None:
     agent = spawn(impl, agent_def(servers=["notion"]))
     result = mcp_call(impl, agent, "notion__search_pages", q="roadmap")
     assert result["ok"], result
-    assert result["content"]["content"] == [{"type": "text", "text": '{"q":"roadmap"}'}]
+    assert carries_text(result["content"], '{"q":"roadmap"}'), result
     assert tool_calls(impl, "notion") == [{"name": "search_pages",
                                            "arguments": {"q": "roadmap"}}]
     assert cards(impl) == []
@@ -426,9 +436,10 @@ def test_offlist_tool_reaches_the_server_only_after_approval(impl: Harness) -> N
     assert tool_calls(impl, "notion") == []
     decided = decide(impl, card["id"], "approve")
     assert decided["card"]["state"] == "approved"
-    expect_keys(decided["result"], {"ok": True, "content": {"content": [
-        {"type": "text", "text": "created"}]}},
-        "MCP-03: after approval the call reaches the server and returns its result")
+    result = decided["result"]
+    expect_true(result.get("ok") is True and carries_text(result.get("content"), "created"),
+                "MCP-03: after approval the call reaches the server and returns its result",
+                result)
     assert tool_calls(impl, "notion") == [{"name": "create_page", "arguments": {"title": "Q3"}}]
 
 
@@ -517,17 +528,42 @@ def test_a_url_or_mcp_reference_as_knowledge_gets_the_mcp_redirect(impl: Harness
 
 # -- hostile servers -----------------------------------------------------------------
 
-@pytest.mark.req("MCP-01", "MCP-02")
-@pytest.mark.parametrize("fault", cases("mcp.hostile.server-fault", [
-    (f, f) for f in ("hang", "die", "garbage", "oversized", "wrong_id")]))
-def test_a_misbehaving_server_is_a_structured_error_and_widens_nothing(
-        impl: Harness, fault: str) -> None:
-    """Bug: a hung or dying server hangs the agent or crashes the implementation."""
+FAULTS = [(f, f) for f in ("hang", "die", "garbage", "oversized", "wrong_id")]
+
+
+def _faulty_server_agent(impl: Harness, fault: str) -> str:
+    """An agent granted `notion`, whose allow-listed tool answers with ``fault``; the
+    world also has `github`, which the agent is not granted."""
     tools = [{"name": "search_pages", "inputSchema": OBJ, "results": [{"fault": fault}]}]
     setup(impl, notion=server(impl, "notion", tools, allow=["search_pages"]),
           # the timeout also bounds a stdio client's initialize of a cold-starting server
           github=server(impl, "github", GITHUB_TOOLS), timeout_ms=3000)
-    agent = spawn(impl, agent_def(servers=["notion"]))
+    return spawn(impl, agent_def(servers=["notion"]))
+
+
+@pytest.mark.req("MCP-01", "MCP-02")
+@pytest.mark.parametrize("fault", cases("mcp.hostile.server-fault", FAULTS))
+def test_a_misbehaving_server_is_a_structured_error_and_widens_nothing(
+        impl: Harness, fault: str) -> None:
+    """Bug: a hung or dying server hangs the agent or crashes the implementation, or the
+    fault opens a way to a server the agent is not granted. Which code names the fault is
+    mcp.hostile.server-fault-code's concern."""
+    agent = _faulty_server_agent(impl, fault)
+    result = mcp_call(impl, agent, "notion__search_pages")
+    assert result["ok"] is False and isinstance(result.get("error_code"), str), result
+    refused = mcp_call(impl, agent, "github__delete_repo")
+    assert refused["ok"] is False, refused
+    assert journal(impl, "github") == []
+
+
+@pytest.mark.req("MCP-01", "MCP-02")
+@pytest.mark.parametrize("fault", cases("mcp.hostile.server-fault-code", FAULTS))
+def test_a_misbehaving_server_is_unavailable_not_a_tool_error(
+        impl: Harness, fault: str) -> None:
+    """Bug: a hung, dead or garbling server reported as the tool's own error (or any other
+    code), so the agent retries a tool whose server cannot answer; or the refusal of the
+    server it is not granted loses its code after the fault."""
+    agent = _faulty_server_agent(impl, fault)
     result = mcp_call(impl, agent, "notion__search_pages")
     assert result["ok"] is False
     assert result["error_code"] == "MCP-SERVER-UNAVAILABLE", result

@@ -79,9 +79,42 @@ def test_backend_without_list_reports_exactly_the_legacy_six(impl: Harness) -> N
     assert result["registry"]["legacy_fallback"] is True
 
 
+CANONICAL = ("name: m\ndescription: m\ntools: [read, WebFetch, grep, bash]\nprompt: M.\n")
+
+
 @pytest.mark.case("tool.mounted.matches-grant")
 @pytest.mark.req("TOOL-03")
 def test_mounted_tools_are_exactly_the_granted_tools(impl: Harness) -> None:
+    """Bug: a granted tool not mounted, or a tool mounted that was not granted, or a
+    mounted tool without a usable schema. Names in other spellings, unknown names and the
+    order are the next two cases' concern."""
+    impl.setup(**default_world())
+    parsed = impl.parse(CANONICAL)
+    assert [r["status"] for r in parsed["tool_resolution"]] == ["granted"] * 4
+    mounted = impl.mounted(CANONICAL)["tools"]
+    assert sorted(t["name"] for t in mounted) == sorted(parsed["tools"]) == sorted(
+        ["read", "WebFetch", "grep", "bash"])
+    for tool in mounted:
+        assert tool["input_schema"].get("type") == "object", tool
+        assert tool["description"].strip(), tool
+
+
+@pytest.mark.case("tool.mounted.declaration-order")
+@pytest.mark.req("TOOL-03")
+def test_mounted_tools_are_in_declaration_order(impl: Harness) -> None:
+    """Bug: the mounted tools in the registry's own order, so the same definition gives
+    the model a different tool list in another runtime."""
+    impl.setup(**default_world())
+    names = [t["name"] for t in impl.mounted(CANONICAL)["tools"]]
+    assert names == impl.parse(CANONICAL)["tools"] == ["read", "WebFetch", "grep", "bash"]
+
+
+@pytest.mark.case("tool.mounted.same-diagnostics-every-op")
+@pytest.mark.req("TOOL-03")
+def test_every_compiling_op_grants_and_reports_the_same(impl: Harness) -> None:
+    """Bug: the grant or the diagnostics depend on the op that compiles the definition
+    (a name folded by definition.parse but not by tools.mounted, an unknown name reported
+    by one op only)."""
     impl.setup(**default_world())
     source = ("name: m\ndescription: m\ntools: [Read, WEBFETCH, grep, Nope, bash]\n"
               "prompt: M.\n")
@@ -90,15 +123,13 @@ def test_mounted_tools_are_exactly_the_granted_tools(impl: Harness) -> None:
     assert resolution == [("Read", "read", "granted"), ("WEBFETCH", "WebFetch", "granted"),
                           ("grep", "grep", "granted"), ("Nope", None, "unknown"),
                           ("bash", "bash", "granted")]
-    mounted = impl.mounted(source)["tools"]
-    assert [t["name"] for t in mounted] == parsed["tools"] == ["read", "WebFetch", "grep", "bash"]
-    for tool in mounted:
-        assert tool["input_schema"].get("type") == "object", tool
-        assert tool["description"].strip(), tool
+    mounted = impl.mounted(source)
+    assert [t["name"] for t in mounted["tools"]] == parsed["tools"] == [
+        "read", "WebFetch", "grep", "bash"]
     # every op that compiles a definition reports the same parse-mode diagnostics
     assert [d["code"] for d in parsed["diagnostics"]] == ["TOOL-UNKNOWN"]
     assert impl.prompt(source)["diagnostics"] == parsed["diagnostics"]
-    assert impl.mounted(source)["diagnostics"] == parsed["diagnostics"]
+    assert mounted["diagnostics"] == parsed["diagnostics"]
     spawned = impl.driver.request("agent.spawn", {"source": source})
     assert spawned["diagnostics"] == parsed["diagnostics"]
 

@@ -9,7 +9,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import yaml from 'js-yaml';
-import {LOADER_DIAGNOSTICS, toGemini} from './vocabulary.mjs';
+import {toGemini} from './vocabulary.mjs';
+import {diag, loaderDiagnostics} from './diagnostics.mjs';
 
 const FRONT = /^---\r?\n([\s\S]*?)\r?\n---(?:\r?\n([\s\S]*))?/;
 
@@ -81,7 +82,7 @@ export function toAgentFile(args, bytes, mcpWorld) {
   let body;
   if (markdown) {
     const m = text.match(FRONT);
-    if (!m) return {markdown, bytes, declaredTools: null};
+    if (!m) return {markdown, bytes, declaredTools: null, verbatim: true};
     frontText = m[1];
     body = m[2] ?? '';
   } else {
@@ -92,10 +93,10 @@ export function toAgentFile(args, bytes, mcpWorld) {
   try {
     front = yaml.load(frontText);
   } catch {
-    return {markdown, bytes: markdown ? bytes : Buffer.from(`---\n${text}\n---\n`), declaredTools: null};
+    return {markdown, bytes: markdown ? bytes : Buffer.from(`---\n${text}\n---\n`), declaredTools: null, verbatim: true};
   }
   if (front === null || typeof front !== 'object' || Array.isArray(front)) {
-    return {markdown, bytes: markdown ? bytes : Buffer.from(`---\n${text}\n---\n`), declaredTools: null};
+    return {markdown, bytes: markdown ? bytes : Buffer.from(`---\n${text}\n---\n`), declaredTools: null, verbatim: true};
   }
   const declaredTools = Array.isArray(front.tools) ? [...front.tools] : null;
   if (!markdown && Object.hasOwn(front, 'prompt') && typeof front.prompt === 'string') {
@@ -110,37 +111,12 @@ export function toAgentFile(args, bytes, mcpWorld) {
     declaredServers: front.mcp_servers ? declaredServers : null};
 }
 
-/** Gemini's loader error text -> capconf diagnostics, by the table in vocabulary.mjs. */
-export function loaderDiagnostics(error) {
-  const message = String(error?.message ?? error);
-  const lines = message.split('\n').map((l) => l.trim()).filter(Boolean);
-  const out = [];
-  for (const line of lines) {
-    for (const row of LOADER_DIAGNOSTICS) {
-      const m = line.match(row.match);
-      if (!m) continue;
-      if (row.keys) {
-        for (const key of m[1].split(',').map((k) => k.trim().replace(/^'|'$/g, ''))) {
-          out.push(diag(row.code, [key], `Gemini CLI: ${line}`));
-        }
-      } else if (row.toolIndex) {
-        out.push(diag(row.code, ['tools', Number(m[1])], `Gemini CLI: ${line}`));
-      } else if (row.document) {
-        out.push(diag(row.code, [], `Gemini CLI: ${line}`));
-      } else {
-        out.push(diag(row.code, m[1].split('.').map((p) => (/^\d+$/.test(p) ? Number(p) : p)),
-          `Gemini CLI: ${line}`));
-      }
-      break;
-    }
-  }
-  if (out.length === 0) out.push(diag('DEF-TYPE', [], `Gemini CLI refused the agent: ${message}`));
-  return out;
-}
-
-function diag(code, pathParts, message) {
-  return {code, severity: 'error', message, path: pathParts, line: null, column: null,
-    requirement: null};
+/** Where the source's lines sit in the file Gemini read (lib/diagnostics.mjs). */
+function sourceOf(file, bytes) {
+  // only a file that holds the source's own lines (as written, or the YAML form wrapped in
+  // `---` lines) has positions that are the source's; a translated file has none
+  return {text: file.verbatim ? bytes.toString('utf8') : null, frontLineOffset: file.markdown ? 1 : 0,
+    servers: file.declaredServers ?? []};
 }
 
 let fileCounter = 0;
@@ -164,7 +140,7 @@ export async function loadWithGemini(core, agentsDir, args, mcpWorld) {
     const definition = core.markdownToAgentDefinition(front, {filePath});
     return {ok: true, frontmatter: front, definition, diagnostics: [], ...file};
   } catch (error) {
-    return {ok: false, diagnostics: loaderDiagnostics(error), error: String(error?.message ?? error), ...file};
+    return {ok: false, diagnostics: loaderDiagnostics(error, sourceOf(file, bytes)), error: String(error?.message ?? error), ...file};
   } finally {
     fs.rmSync(filePath, {force: true});
   }

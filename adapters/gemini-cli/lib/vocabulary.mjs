@@ -80,18 +80,20 @@ export const TOOL_ACTION = Object.freeze({
 
 /**
  * Gemini loader messages (agents/agentLoader.js: zod issues `path: message`, or whole-file
- * errors) -> capconf diagnostics. Each row: a test on Gemini's text and the code it maps to.
- * Gemini refuses the whole agent for every one of them, so every one is an `error`.
+ * errors) -> capconf diagnostics; lib/diagnostics.mjs splits each zod line into its key
+ * path and message first. Each row: a test on the message (and, with `at`, on the zod path
+ * joined by `.`) and the code it maps to; the first row that matches wins. Gemini refuses
+ * the whole agent for every one of them, so every one is an `error`.
  */
 export const LOADER_DIAGNOSTICS = Object.freeze([
-  {match: /Unrecognized key\(s\) in object: (.*)$/, code: 'DEF-UNKNOWN-KEY', keys: true},
-  {match: /^tools\.(\d+): Invalid tool name/, code: 'TOOL-UNKNOWN', toolIndex: true},
-  {match: /^(name): Name must be a valid slug/, code: 'DEF-BAD-NAME'},
-  {match: /^(name|description): Required/, code: 'DEF-MISSING-KEY'},
-  {match: /^(description): String must contain at least 1/, code: 'DEF-MISSING-KEY'},
-  {match: /^([\w.]+): Expected [a-z]+, received/, code: 'DEF-TYPE'},
-  {match: /^([\w.]+): Invalid/, code: 'DEF-TYPE'},
+  {match: /^Unrecognized key\(s\) in object: (.*)$/, code: 'DEF-UNKNOWN-KEY', keys: true},
+  {at: /^tools\.\d+$/, match: /^Invalid tool name/, code: 'TOOL-UNKNOWN'},
+  {at: /^name$/, match: /^Name must be a valid slug/, code: 'DEF-BAD-NAME'},
+  // SPEC DEF-01: a required key absent, null or "" is DEF-MISSING-KEY at the key
+  {at: /^(name|description)$/, match: /^(Required$|Expected string, received null|String must contain at least 1)/, code: 'DEF-MISSING-KEY'},
+  {at: /^$/, match: /^Expected object, received/, code: 'DEF-NOT-A-MAPPING', document: true},
+  {match: /^Expected [a-z]+, received/, code: 'DEF-TYPE'},
+  {match: /^Invalid/, code: 'DEF-TYPE'},
   {match: /Missing mandatory YAML frontmatter/, code: 'DEF-NO-FRONT-MATTER', document: true},
-  {match: /YAML frontmatter parsing failed/, code: 'DEF-YAML-SYNTAX', document: true},
-  {match: /Expected object, received/, code: 'DEF-NOT-A-MAPPING', document: true},
 ]);
+

@@ -89,3 +89,27 @@ def test_a_capconf_agent_never_gets_invoke_agent(node: str, tmp_path: Path) -> N
     refused = called["result"]
     assert refused["error_code"] == "tool_not_mounted"
     assert "'invoke_agent' is not available to this agent" in refused["error_message"]
+
+
+def test_loader_positions_and_paths_are_geminis_translated(node: str, tmp_path: Path) -> None:
+    """Gemini's own words carry the location: js-yaml's `(line:column)` (moved from the
+    front matter to the file, recounted in code points), zod's key paths (its union
+    prefix dropped), and a top-level list read as `Remote Agents List`."""
+    sources = [
+        {"source": "---\nname: x\ndescription: \"\U0001F600\" oops\n---\nB.\n", "filename": "a.md"},
+        {"source": "name: t\ndescription: t\ntools: \"read, grep\"\nprompt: P.\n"},
+        {"source": "- name: x\n- tools: [read]\n"},
+    ]
+    answers = _exchange(node, [{"id": 1, "op": "world.setup", "args": {"workspace": str(tmp_path)}}]
+                        + [{"id": i + 2, "op": "definition.parse", "args": s}
+                           for i, s in enumerate(sources)])
+    found = [[(d["code"], d["path"], d["line"], d["column"], d["severity"])
+              for d in a["result"]["diagnostics"]] for a in answers[1:]]
+    assert all(a["result"]["loaded"] is False for a in answers[1:])
+    yaml_error, comma_string, listed = found
+    # js-yaml says (2:19) in the front matter, in UTF-16 units; `oops` is on the file's
+    # line 3 at code point 18 (the emoji is one code point, two UTF-16 units)
+    assert yaml_error == [("DEF-YAML-SYNTAX", [], 3, 18, "error")]
+    assert comma_string == [("DEF-TYPE", ["tools"], None, None, "error")]
+    assert listed == [("DEF-NOT-A-MAPPING", [], None, None, "error")]
+    assert "Remote Agents List" in answers[3]["result"]["diagnostics"][0]["message"]
