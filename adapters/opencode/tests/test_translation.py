@@ -10,7 +10,7 @@ import pytest
 import yaml
 from capconf_opencode.definition import FRONT, declared, translate
 from capconf_opencode.protocol import ProtoError, parse_line
-from capconf_opencode.vocabulary import FROM_OPENCODE, TO_OPENCODE, opencode_args
+from capconf_opencode.vocabulary import AREA_TOOLS, FROM_OPENCODE, TO_OPENCODE, opencode_args
 from capconf_opencode.world import WorldInvalid, parse_world
 
 
@@ -62,7 +62,7 @@ def test_an_unsafe_name_does_not_become_a_path() -> None:
 
 
 def test_the_table_is_one_to_one_and_renames_argument_keys_only() -> None:
-    assert {v: k for k, v in FROM_OPENCODE.items()} == TO_OPENCODE
+    assert {v: k for k, v in FROM_OPENCODE.items()} == {**TO_OPENCODE, **AREA_TOOLS}
     assert opencode_args("write", {"path": "a", "content": "b", "extra": 1}) == {
         "filePath": "a", "content": "b", "extra": 1}
 
