@@ -100,6 +100,9 @@ SKILL_RULES: list[tuple[str, str]] = [
     ("definition.parse", "kind b: design choice: OpenCode's skill discovery reports nothing "
      "to a definition: a missing, duplicate, invalid or shadowed skill is no diagnostic (a "
      "failed parse is only logged) (code: skill/index.ts)"),
+    ("| 'granted' |", "kind b: design choice: OpenCode refuses a skill with its own error "
+     "text (denied by the agent's `skill` rule, or not found with every discovered name, "
+     "README finding 5); it lists no granted skills (code: tool/skill.ts)"),
     ("use_skill", "kind b: design choice: OpenCode's skill tool takes a name only: a "
      "`reference` is ignored and the body is returned (reference files are read with "
      "`read`); names match exactly (case-sensitive) and the body is trimmed (code: "
@@ -123,7 +126,7 @@ def main(argv: list[str]) -> int:
     cases = [r for r in rows if r.get("type") == "case" and r.get("outcome") in FAILING]
     width = max((len(r["case"]) for r in cases), default=0) + 3
     for r in sorted(cases, key=lambda r: r["case"]):
-        text = f"{r.get('cause', '')} | {r.get('reason', '')}"
+        text = f"{r.get('cause', '')} | {r.get('reason', '')} | {json.dumps(r.get('got'))}"
         print(f"{r['case']:<{width}}# {annotate(text, r['case'])}")
     return 0
 
