@@ -110,7 +110,25 @@ SKILL_RULES: list[tuple[str, str]] = [
 ]
 
 
+# by case ID prefix, first of all: the area OpenCode has nothing of
+CASE_RULES: list[tuple[str, str]] = [
+    ("skill.flags.", "kind b: design choice: OpenCode returns a skill's body as written: no "
+     "feature-flag sections, no flag report, no amendments (code: tool/skill.ts)"),
+    ("skill.reference.", "kind b: design choice: OpenCode's skill tool takes a name only: a "
+     "`reference` argument is ignored and the body is returned (the model reads a "
+     "skill's files with `read`, under read's own permission) (code: tool/skill.ts)"),
+    ("skill.gate.", "kind b: design choice: OpenCode has no VM types or availability gates "
+     "for skills (docs: skills)"),
+    ("tool.dimension-tool.", "kind b: design choice: OpenCode's agent loader reports no "
+     "statuses or diagnostics: `use_skill` in `tools` is a permission key that matches no "
+     "OpenCode tool, silently (code: config/agent schema)"),
+]
+
+
 def annotate(reason: str, case: str = "") -> str:
+    for prefix, note in CASE_RULES:
+        if case.startswith(prefix):
+            return note
     if case.startswith("skill."):
         for needle, note in SKILL_RULES:
             if needle in reason:
