@@ -46,15 +46,6 @@ class SkillWorld:
         """OpenCode's `skills.paths`: one folder per layer, in layer order."""
         return [str(p) for _, p in self.layers]
 
-    def layer_of(self, location: str) -> str | None:
-        """Which capconf layer folder holds a `SKILL.md` OpenCode names (by path)."""
-        real = os.path.realpath(location)
-        for name, folder in self.layers:
-            root = os.path.realpath(folder)
-            if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
-                return name
-        return None
-
 
 def parse_skill_world(value: Any, workspace: Path) -> SkillWorld | None:
     """`world.setup` `skills`: the layer folders (PROTO-02 errors with their path)."""
