@@ -14,50 +14,30 @@ Exit 0 = reproduced.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from _private_env import private_env
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
+from _private_env import run_agent, write_scripted_config
 from capconf_opencode.model_server import ScriptedModel, Turn
-from capconf_opencode.runtime import MODEL, PROVIDER, find_binary, tool_path
 
 
 def main() -> int:
-    binary = find_binary()
     model = ScriptedModel()
     with tempfile.TemporaryDirectory() as tmp:
         home, proj, skills = Path(tmp, "home"), Path(tmp, "proj"), Path(tmp, "skills")
-        (home / ".config" / "opencode").mkdir(parents=True)
         (proj / ".opencode" / "agent").mkdir(parents=True)
         for name, description in (("pdf", "Fill PDF forms"), ("secret", "Payroll secrets")):
             (skills / name).mkdir(parents=True)
             (skills / name / "SKILL.md").write_text(
                 f"---\nname: {name}\ndescription: {description}\n---\n\nSteps.\n")
-        (home / ".config" / "opencode" / "opencode.json").write_text(json.dumps({
-            "provider": {PROVIDER: {"npm": "@ai-sdk/openai-compatible", "name": "scripted",
-                                    "options": {"baseURL": f"http://127.0.0.1:{model.port}/v1",
-                                                "apiKey": "none"},
-                                    "models": {MODEL: {"name": MODEL, "tool_call": True}}}},
-            "model": f"{PROVIDER}/{MODEL}", "small_model": f"{PROVIDER}/{MODEL}",
-            "enabled_providers": [PROVIDER], "autoupdate": False, "share": "disabled"}))
+        write_scripted_config(home, model)
         (proj / "opencode.json").write_text(json.dumps({"skills": {"paths": [str(skills)]}}))
         (proj / ".opencode" / "agent" / "helper.md").write_text(
             "---\ndescription: helps\nmode: primary\npermission:\n  skill:\n"
             "    \"*\": deny\n    pdf: allow\n---\nWork.\n")
         turn = model.register("t", Turn(tool_call=("skill", {"name": "ghost"})))
-        env = private_env(home)
-        env["PATH"] = tool_path(env["PATH"])
-        try:
-            done = subprocess.run([str(binary), "run", "--pure", "--agent", "helper",
-                                   "Load a skill. capconf-turn:t"], cwd=proj, env=env,
-                                  capture_output=True, text=True, timeout=240, check=False)
-        finally:
-            model.close()
+        done = run_agent(home, proj, model, "helper", "Load a skill. capconf-turn:t")
         system, result = turn.system or "", turn.tool_result or ""
         print(f"exit={done.returncode}")
         print(f"system prompt lists secret: {'secret' in system}; lists pdf: {'pdf' in system}")
