@@ -44,6 +44,23 @@ def binary_installed() -> bool:
     return True
 
 
+# executable formats: ELF, Mach-O (both byte orders, fat), PE
+_MAGIC = (b"\x7fELF", b"\xcf\xfa\xed\xfe", b"\xfe\xed\xfa\xcf", b"\xca\xfe\xba\xbe", b"MZ")
+
+
+def is_native(path: Path) -> bool:
+    """Whether `path` is a compiled executable, not the placeholder `opencode.exe` that
+    `opencode-ai` ships until its postinstall replaces it (an install with
+    `--ignore-scripts` keeps the placeholder; the platform package's binary is then the
+    one to run)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(4)
+    except OSError:
+        return False
+    return head.startswith(_MAGIC)
+
+
 def find_binary() -> Path:
     """The binary `npm ci --prefix adapters/opencode` installs, or $CAPCONF_OPENCODE_BIN."""
     env = os.environ.get("CAPCONF_OPENCODE_BIN")
@@ -53,7 +70,7 @@ def find_binary() -> Path:
         ADAPTER_DIR / "node_modules" / "opencode-linux-arm64" / "bin" / "opencode",
     ]
     for c in candidates:
-        if c.is_file() and os.access(c, os.X_OK):
+        if c.is_file() and os.access(c, os.X_OK) and is_native(c):
             return c
     raise BinaryMissing(
         "the real OpenCode binary is not installed (looked for "
