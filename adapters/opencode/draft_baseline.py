@@ -78,7 +78,8 @@ SKILL_RULES: list[tuple[str, str]] = [
      "offers or pins: a skill is loaded when the model asks for it (docs: skills)"),
     ("skills.resolved", "kind b: design choice: OpenCode reports no per-agent resolution "
      "(layer, shadowing, provenance, pins, amendments, gates): its discovery keeps one skill "
-     "per name, the one read last, and lists an agent's skills only in its system prompt "
+     "per name, the one whose parse finished last (#32202), and lists an agent's skills only "
+     "in its system prompt "
      "(code: skill/index.ts loadSkills)"),
     ("skill_search", "kind b: design choice: OpenCode has no skill search; an agent's skills "
      "are listed in its system prompt (`<available_skills>`) and loaded by name with the "
