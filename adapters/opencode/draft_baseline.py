@@ -68,7 +68,72 @@ RULES: list[tuple[str, str]] = [
 ]
 
 
-def annotate(reason: str) -> str:
+# the skills cases (skills.py), matched on the case's cause and reason, before RULES
+SKILL_RULES: list[tuple[str, str]] = [
+    ("skills.offer_preference", "kind b: design choice: OpenCode has no skill preferences, "
+     "offers or pins: a skill is loaded when the model asks for it (docs: skills)"),
+    ("skills.set_preferred", "kind b: design choice: OpenCode has no skill preferences, "
+     "offers or pins: a skill is loaded when the model asks for it (docs: skills)"),
+    ("skills.preferences", "kind b: design choice: OpenCode has no skill preferences, "
+     "offers or pins: a skill is loaded when the model asks for it (docs: skills)"),
+    ("skills.resolved", "kind b: design choice: OpenCode reports no per-agent resolution "
+     "(layer, shadowing, provenance, pins, amendments, gates): its discovery keeps one skill "
+     "per name, the one whose parse finished last (#32202), and lists an agent's skills only "
+     "in its system prompt "
+     "(code: skill/index.ts loadSkills)"),
+    ("skill_search", "kind b: design choice: OpenCode has no skill search; an agent's skills "
+     "are listed in its system prompt (`<available_skills>`) and loaded by name with the "
+     "`skill` tool (code: tool/skill.ts)"),
+    ("PROMPT-01", "kind b: design choice: OpenCode's system prompt is the agent's prompt, "
+     "then its environment text, then its skills catalog (`<available_skills>`); the host's "
+     "frame is not taken, so the body is not last (code: session/system.ts)"),
+    ("'truncated'", "kind b: design choice: OpenCode's skill tool returns the whole body, "
+     "trimmed, with no size cap and no truncation flag (code: tool/skill.ts)"),
+    ("input_schema", "kind b: design choice: OpenCode's skill tool takes `{name}` only (no "
+     "reference argument, extra keys not refused) and there is no skill_search (code: "
+     "tool/skill.ts)"),
+    ("tools.mounted", "kind b: design choice: OpenCode's skill tool takes `{name}` only (no "
+     "reference argument, extra keys not refused) and there is no skill_search (code: "
+     "tool/skill.ts)"),
+    ("not found. Available skills", "kind b: design choice: OpenCode reads a skill's "
+     "metadata only from SKILL.md front matter; a folder package (`skill.yaml` + a SKILL.md "
+     "without front matter) is no skill to it (code: skill/index.ts)"),
+    ("definition.parse", "kind b: design choice: OpenCode's skill discovery reports nothing "
+     "to a definition: a missing, duplicate, invalid or shadowed skill is no diagnostic (a "
+     "failed parse is only logged) (code: skill/index.ts)"),
+    ("| 'granted' |", "kind b: design choice: OpenCode refuses a skill with its own error "
+     "text (denied by the agent's `skill` rule, or not found with every discovered name, "
+     "README finding 5); it lists no granted skills (code: tool/skill.ts)"),
+    ("use_skill", "kind b: design choice: OpenCode's skill tool takes a name only: a "
+     "`reference` is ignored and the body is returned (reference files are read with "
+     "`read`); names match exactly (case-sensitive) and the body is trimmed (code: "
+     "tool/skill.ts)"),
+]
+
+
+# by case ID prefix, first of all: the area OpenCode has nothing of
+CASE_RULES: list[tuple[str, str]] = [
+    ("skill.flags.", "kind b: design choice: OpenCode returns a skill's body as written: no "
+     "feature-flag sections, no flag report, no amendments (code: tool/skill.ts)"),
+    ("skill.reference.", "kind b: design choice: OpenCode's skill tool takes a name only: a "
+     "`reference` argument is ignored and the body is returned (the model reads a "
+     "skill's files with `read`, under read's own permission) (code: tool/skill.ts)"),
+    ("skill.gate.", "kind b: design choice: OpenCode has no VM types or availability gates "
+     "for skills (docs: skills)"),
+    ("tool.dimension-tool.", "kind b: design choice: OpenCode's agent loader reports no "
+     "statuses or diagnostics: `use_skill` in `tools` is a permission key that matches no "
+     "OpenCode tool, silently (code: config/agent schema)"),
+]
+
+
+def annotate(reason: str, case: str = "") -> str:
+    for prefix, note in CASE_RULES:
+        if case.startswith(prefix):
+            return note
+    if case.startswith("skill."):
+        for needle, note in SKILL_RULES:
+            if needle in reason:
+                return note
     for needle, note in RULES:
         if needle in reason:
             return note
@@ -80,7 +145,8 @@ def main(argv: list[str]) -> int:
     cases = [r for r in rows if r.get("type") == "case" and r.get("outcome") in FAILING]
     width = max((len(r["case"]) for r in cases), default=0) + 3
     for r in sorted(cases, key=lambda r: r["case"]):
-        print(f"{r['case']:<{width}}# {annotate(str(r.get('reason', '')))}")
+        text = f"{r.get('cause', '')} | {r.get('reason', '')} | {json.dumps(r.get('got'))}"
+        print(f"{r['case']:<{width}}# {annotate(text, r['case'])}")
     return 0
 
 

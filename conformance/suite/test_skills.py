@@ -446,8 +446,15 @@ def test_invalid_package_is_reported_not_discovered(sk: Skills) -> None:
     assert "SKILL-NOT-FOUND" in codes(result)
 
 
+def _guide(sk: Skills) -> Path:
+    """The skill the reference cases read from, in the single-file form: SKILL-05 is about
+    resolving a reference inside the skill folder, which both forms share; the folder form
+    (`skill.yaml`) has its own cases, so a runtime without it fails those, not these."""
+    return single(sk.layer("system"), "guide", "guide", "A guide", body="G\n")
+
+
 def _reference_world(sk: Skills) -> str:
-    d = package(sk.layer("system"), "guide", "name: guide\ndescription: A guide\n", "G\n")
+    d = _guide(sk)
     (d / "references").mkdir()
     (d / "references" / "api.md").write_text("API reference\n")
     (d / "references" / "alias.md").symlink_to("api.md")
@@ -502,7 +509,7 @@ def test_references_that_escape_are_refused(sk: Skills, reference: str, reason: 
 def test_missing_or_non_regular_reference_is_not_found(sk: Skills, reference: str) -> None:
     """Catches a missing reference reported as an escape (or as success with empty text),
     and a directory read as a file."""
-    d = package(sk.layer("system"), "guide", "name: guide\ndescription: A guide\n", "G\n")
+    d = _guide(sk)
     (d / "references").mkdir()
     (d / "references" / "dangling.md").symlink_to("gone.md")
     sk.setup()
@@ -809,7 +816,7 @@ def test_references_folder_swapped_for_a_link_leaks_nothing(sk: Skills) -> None:
 def test_a_fifo_reference_is_not_found_and_never_blocks(sk: Skills) -> None:
     """Catches a reference opened like any file: a FIFO blocks the open forever (the
     harness' per-request timeout shows it as a hang). It is not a regular file."""
-    d = package(sk.layer("system"), "guide", "name: guide\ndescription: A guide\n", "G\n")
+    d = _guide(sk)
     (d / "references").mkdir()
     os.mkfifo(d / "references" / "pipe.md")
     sk.setup()

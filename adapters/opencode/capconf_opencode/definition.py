@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from .skills import declared_skills, permission_rules
+
 CAPABILITY_KEYS = ("skills", "mcp", "knowledge", "memory")
 DEF_KEYS = {"name", "description", "tools", "prompt", *CAPABILITY_KEYS}
 # a name becomes the file name as written (OpenCode names an agent by its file) when it is
@@ -172,10 +174,15 @@ def translate(raw: bytes, fmt: str, filename: str | None, counter: int) -> Trans
         return Translated(f"agent-{counter}", wrapped.encode(), fmt, None, body, None)
     fm: dict[str, Any] = {}
     tools = declared(mapping.get("tools")) if "tools" in mapping else None
+    skill_names = declared_skills(mapping.get("skills")) if "skills" in mapping else None
     drop = ({"tools"} if tools is not None else set()) | ({"prompt"} if fmt == "yaml" else set())
+    drop |= {"skills"} if skill_names is not None else set()
     extra_lines: list[str] = []
-    rules: dict[str, str] = {"*": "deny", **{name: "allow" for name in tools or []}}
-    if tools is not None:
+    rules: dict[str, Any] = {"*": "deny", **{name: "allow" for name in tools or []}} \
+        if tools is not None else {}
+    if skill_names:  # OpenCode's per-skill rule (skills.py); an empty list adds none
+        rules["skill"] = permission_rules(skill_names)
+    if rules:
         extra_lines.append("permission: " + json.dumps(rules, ensure_ascii=False))
     if "mode" not in mapping:
         extra_lines.append("mode: subagent")
@@ -184,6 +191,10 @@ def translate(raw: bytes, fmt: str, filename: str | None, counter: int) -> Trans
             continue
         if key == "tools" and tools is not None:
             fm["permission"] = rules
+            continue
+        if key == "skills" and skill_names is not None:
+            if rules:
+                fm["permission"] = rules
             continue
         fm[str(key)] = value
     fm.setdefault("mode", "subagent")

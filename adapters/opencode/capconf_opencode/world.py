@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .skills import SkillsWorldInvalid, SkillWorld, parse_skill_world
 from .vocabulary import OPENCODE_ONLY, TO_OPENCODE
 
 LEGACY_SIX = ["bash", "read", "write", "edit", "glob", "grep"]
@@ -37,6 +38,7 @@ class World:
     session_tools: list[str]
     legacy_fallback: bool
     raw: dict[str, Any] = field(default_factory=dict)
+    skills: SkillWorld | None = None
 
     def registry(self) -> dict[str, Any]:
         return {"grantable": list(self.grantable), "not_grantable": list(self.not_grantable),
@@ -49,7 +51,11 @@ class World:
         for name, oc in TO_OPENCODE.items():
             if name not in usable:
                 rules[oc] = "deny"
-        return {"$schema": "https://opencode.ai/config.json", "permission": rules}
+        config: dict[str, Any] = {"$schema": "https://opencode.ai/config.json",
+                                  "permission": rules}
+        if self.skills is not None:
+            config["skills"] = {"paths": self.skills.paths()}
+        return config
 
     def write_config(self, directory: Path) -> None:
         (directory / "opencode.json").write_text(json.dumps(self.config(), indent=1))
@@ -113,7 +119,11 @@ def parse_world(args: dict[str, Any]) -> World:
     for key in ("builtins",):
         if key in args and not isinstance(args[key], list):
             raise WorldInvalid(f"`{key}` must be a list", ["args", key])
-    for key in ("skills", "knowledge", "mcp", "memory"):
+    for key in ("knowledge", "mcp", "memory"):
         if key in args and not isinstance(args[key], (dict, list)) and args[key] is not None:
             raise WorldInvalid(f"`{key}` must be an object", ["args", key])
-    return World(Path(ws), frame, grantable, rows, session or [], legacy, dict(args))
+    try:
+        skills = parse_skill_world(args.get("skills"), Path(ws))
+    except SkillsWorldInvalid as e:
+        raise WorldInvalid(str(e), e.path) from e
+    return World(Path(ws), frame, grantable, rows, session or [], legacy, dict(args), skills)

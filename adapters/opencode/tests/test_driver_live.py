@@ -68,3 +68,34 @@ def test_grants_and_calls_come_from_opencode(tmp_path: Path) -> None:
         assert other["error_detail"]["mounted"] == ["read"]
     finally:
         assert s.close() == 0
+
+
+def test_skills_come_from_opencode_discovery_and_its_skill_tool(tmp_path: Path) -> None:
+    """Bug: the adapter answers use_skill from the files itself (then the denied skill
+    would load, or the body would keep the front matter), or the layer folders never
+    reach OpenCode (then nothing would be listed)."""
+    layer = tmp_path / "system"
+    for name, description in (("pdf", "Fill PDF forms"), ("secret", "Payroll")):
+        (layer / name).mkdir(parents=True)
+        (layer / name / "SKILL.md").write_text(
+            f"---\nname: {name}\ndescription: {description}\n---\n\nSteps of {name}.\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    s = Session()
+    try:
+        assert s.request("world.setup", {"workspace": str(ws),
+                                         "skills": {"layers": {"system": str(layer)}}})["ok"]
+        source = "name: h\ndescription: d\ntools: [read]\nskills: [pdf]\nprompt: Work.\n"
+        parts = {p["kind"]: p["text"] for p in
+                 s.request("prompt.assemble", {"source": source})["result"]["parts"]}
+        assert "pdf" in parts["catalog.skills"] and "secret" not in parts["catalog.skills"]
+        agent = s.request("agent.spawn", {"source": source})["result"]
+        assert agent["tools"] == ["read", "use_skill"]
+        loaded = s.request("tool.call", {"agent": agent["agent"], "tool": "use_skill",
+                                         "args": {"name": "pdf"}})["result"]
+        assert loaded["ok"] is True and loaded["content"]["body"] == "Steps of pdf."
+        denied = s.request("tool.call", {"agent": agent["agent"], "tool": "use_skill",
+                                         "args": {"name": "secret"}})["result"]
+        assert denied["error_code"] == "SKILL-NOT-GRANTED" and "Payroll" not in str(denied)
+    finally:
+        assert s.close() == 0

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from capconf_opencode.definition import FRONT, declared, translate
 from capconf_opencode.protocol import ProtoError, parse_line
-from capconf_opencode.vocabulary import FROM_OPENCODE, TO_OPENCODE, opencode_args
+from capconf_opencode.vocabulary import AREA_TOOLS, FROM_OPENCODE, TO_OPENCODE, opencode_args
 from capconf_opencode.world import WorldInvalid, parse_world
 
 
@@ -62,7 +62,7 @@ def test_an_unsafe_name_does_not_become_a_path() -> None:
 
 
 def test_the_table_is_one_to_one_and_renames_argument_keys_only() -> None:
-    assert {v: k for k, v in FROM_OPENCODE.items()} == TO_OPENCODE
+    assert {v: k for k, v in FROM_OPENCODE.items()} == {**TO_OPENCODE, **AREA_TOOLS}
     assert opencode_args("write", {"path": "a", "content": "b", "extra": 1}) == {
         "filePath": "a", "content": "b", "extra": 1}
 
@@ -113,3 +113,15 @@ def test_scalars_reach_opencode_as_written_not_as_the_adapter_reads_them() -> No
     assert "flag: yes\noctal: 017\nwhen: 2024-01-01\n" in text
     assert "tools" not in text and "prompt" not in text
     assert text.endswith("---\nOne.\nTwo.\n")
+
+
+def test_a_placeholder_binary_is_not_the_runtime(tmp_path: Path) -> None:
+    """Bug: after `npm ci --ignore-scripts` the driver ran opencode-ai's placeholder
+    `opencode.exe` (Exec format error) instead of the platform package's binary."""
+    from capconf_opencode.runtime import is_native
+    placeholder = tmp_path / "opencode.exe"
+    placeholder.write_text('echo "Error: opencode-ai\'s postinstall script was not run." >&2\n')
+    elf = tmp_path / "opencode"
+    elf.write_bytes(b"\x7fELF\x02\x01\x01" + b"\x00" * 16)
+    assert not is_native(placeholder) and is_native(elf)
+    assert not is_native(tmp_path / "missing")
