@@ -28,6 +28,6 @@ def serve_stdio() -> int:
 def diagnostic_help() -> dict[str, tuple[str, str]]:
     """Diagnostic code -> (requirement ID, meaning): SPEC.md section 12, which every
     implementation's codes follow; the help text of `capconf validate --format sarif`."""
-    from capconf.simulator.core.diagnostic_catalog import all_kinds
+    from capconf.simulator.compose.diagnostic_catalog import all_kinds
 
     return {k.code: (k.requirement, k.summary) for k in all_kinds()}

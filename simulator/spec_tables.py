@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from capconf.simulator.core.diagnostic_catalog import all_kinds
+from capconf.simulator.compose.diagnostic_catalog import all_kinds
 from capconf.simulator.tools.catalog import (
     DEFAULT_GRANTABLE,
     DEFAULT_NOT_GRANTABLE,

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import shared_folder
 
-from capconf.simulator.core.agent import compile_agent
+from capconf.simulator.compose.agent import compile_agent
+from capconf.simulator.compose.world import parse_world
 from capconf.simulator.core.diagnostics import Mode
 from capconf.simulator.core.names import ascii_fold
-from capconf.simulator.core.world import parse_world
 from capconf.simulator.tools.catalog import DEFAULT_GRANTABLE
 from capconf.simulator.tools.grants import ToolStatus
 

@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 from capconf.conformance.client import SubprocessTransport, strict_json
 from capconf.conformance.protocol import validate_response
 from capconf.conformance.reference import make_dispatcher
-from capconf.simulator.core.world import world_keys
+from capconf.simulator.compose.world import world_keys
 from capconf.simulator.protocol.op_tables import all_ops
 
 REQUESTS = {"in-process": 0, "subprocess": 0}

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from capconf.simulator.core.agent import AgentView, compile_agent
+from capconf.simulator.compose.agent import AgentView, compile_agent
+from capconf.simulator.compose.world import parse_world
 from capconf.simulator.core.diagnostics import Mode
-from capconf.simulator.core.world import parse_world
 
 DEFINITIONS = sorted((Path(__file__).resolve().parent / "definitions").iterdir())
 WORKSPACE = tempfile.mkdtemp(prefix="capconf-golden-")

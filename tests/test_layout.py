@@ -13,6 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from import_graph import cycles, importers, module_graph, package_of
 
 from capconf.conformance.requirements import requirements
 
@@ -78,88 +79,31 @@ def test_no_module_imports_a_generic_top_level_name() -> None:
     assert offenders == []
 
 
-# -- no import cycles ---------------------------------------------------------------
-
-def _module_graph() -> dict[str, set[str]]:
-    modules: dict[str, Path] = {}
-    for folder in (SIMULATOR, CONFORMANCE):
-        for path in folder.rglob("*.py"):
-            parts = ["capconf", *path.relative_to(REPO).with_suffix("").parts]
-            if parts[-1] == "__init__":
-                parts = parts[:-1]
-            modules[".".join(parts)] = path
-
-    def owner(name: str) -> str | None:
-        while name and name not in modules:
-            name = name.rpartition(".")[0]
-        return name or None
-
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        deps: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                deps |= {m for a in node.names if (m := owner(a.name))}
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                for alias in node.names:
-                    target = owner(f"{node.module}.{alias.name}")
-                    if target != f"{node.module}.{alias.name}":
-                        target = owner(node.module)
-                    if target:
-                        deps.add(target)
-        deps.discard(name)
-        graph[name] = deps
-    return graph
-
-
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components with more than one module (Tarjan, iterative)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-    for root in sorted(graph):
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = len(index)
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(graph.get(child, ())))))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    top = stack.pop()
-                    on_stack.discard(top)
-                    component.append(top)
-                    if top == node:
-                        break
-                if len(component) > 1:
-                    found.append(sorted(component))
-    return found
-
+# -- no import cycles, ground that knows no area ------------------------------------
 
 def test_no_import_cycles() -> None:
-    assert _cycles(_module_graph()) == []
+    assert cycles(module_graph()) == []
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
-    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_core_imports_no_area() -> None:
+    """``core`` is the ground every area stands on: a core module that imports an area
+    (or the composition, which imports them all) would make the ground depend on what
+    stands on it, and every area would reach every other through it."""
+    graph = module_graph()
+    offenders = {m: sorted(d for d in deps if package_of(d) != "core")
+                 for m, deps in graph.items() if package_of(m) == "core"}
+    assert {m: d for m, d in offenders.items() if d} == {}
+
+
+def test_the_layout_rules_see_a_forbidden_import() -> None:
+    graph = {"capconf.simulator.core.names": {"capconf.simulator.skills.parse"}}
+    assert package_of("capconf.simulator.core.names") == "core"
+    assert [d for d in graph["capconf.simulator.core.names"] if package_of(d) != "core"]
+    assert importers(graph, "capconf.simulator.skills") == ["capconf.simulator.core.names"]
 
 
 # -- one package per area, each saying where its parts are ---------------------------

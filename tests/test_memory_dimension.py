@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from capconf.simulator.core.agent import compile_agent
+from capconf.simulator.compose.agent import compile_agent
+from capconf.simulator.compose.world import parse_world
 from capconf.simulator.core.diagnostics import Mode, WorldSetupError
 from capconf.simulator.core.dimension import CallContext
-from capconf.simulator.core.world import parse_world
 from capconf.simulator.memory.dimension import MemoryDimension
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from capconf.simulator.core.agent import compile_agent
+from capconf.simulator.compose.agent import compile_agent
 from capconf.simulator.core.diagnostics import Mode
 from capconf.simulator.delegation.capability import DelegationCapability, DelegationError
 from capconf.simulator.delegation.host import END_STATES

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from capconf.simulator.approval.chain import chain_of
-from capconf.simulator.core.agent import compile_agent
+from capconf.simulator.compose.agent import compile_agent
 from capconf.simulator.core.diagnostics import Mode
 from capconf.simulator.core.envelope import ToolResult, failure, success
 from capconf.simulator.delegation.capability import (

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from capconf.simulator.compose.world import World
 from capconf.simulator.core.names import ascii_fold
-from capconf.simulator.core.world import World
 from capconf.simulator.mcp.gateway import McpWorld
 from capconf.simulator.skills.packages import SkillWorld, discover_skills, skill_location
 

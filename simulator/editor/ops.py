@@ -7,7 +7,7 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
-from capconf.simulator.core.agent import compile_agent
+from capconf.simulator.compose.agent import compile_agent
 from capconf.simulator.core.diagnostics import Mode
 from capconf.simulator.editor.candidates import candidates
 from capconf.simulator.editor.splice import (

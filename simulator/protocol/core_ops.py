@@ -8,11 +8,11 @@ from typing import Any
 from capconf.simulator import IMPLEMENTATION_NAME, SPEC_VERSION
 from capconf.simulator.areas import DIMENSIONS
 from capconf.simulator.builtin_tools.calls import call_builtin
-from capconf.simulator.core.agent import AgentView, compile_agent
+from capconf.simulator.compose.agent import AgentView, compile_agent
+from capconf.simulator.compose.world import parse_world, registry_json
 from capconf.simulator.core.diagnostics import Mode, Severity, WorldSetupError
 from capconf.simulator.core.dimension import CallContext
 from capconf.simulator.core.envelope import failure
-from capconf.simulator.core.world import parse_world, registry_json
 from capconf.simulator.definition.serialize import serialize_definition
 from capconf.simulator.delegation.tools import TOOL_HOOKS
 from capconf.simulator.protocol.session import (

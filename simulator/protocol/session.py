@@ -9,9 +9,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from capconf.simulator.core.agent import AgentView
+from capconf.simulator.compose.agent import AgentView
+from capconf.simulator.compose.world import World
 from capconf.simulator.core.diagnostics import Mode
-from capconf.simulator.core.world import World
 from capconf.simulator.definition.document import SourceFormat
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from capconf.simulator.core import world
+from capconf.simulator.compose import world
 from capconf.simulator.core.names import ascii_fold
 from capconf.simulator.definition import document as definition
 from capconf.simulator.definition import serialize, yamlsource
@@ -79,7 +79,7 @@ def _duplicates_granted_twice() -> None:
                          for r in grant.resolved)
         return replace(grant, resolved=resolved)
 
-    import capconf.simulator.core.agent as agent
+    import capconf.simulator.compose.agent as agent
 
     _patch(agent, "resolve_tools", buggy)
 
@@ -205,7 +205,7 @@ def _prompt_without_catalog() -> None:
         bare = real(frame, {}, body)
         return prompt.Prompt(bare.text, good.parts)
 
-    import capconf.simulator.core.agent as agent
+    import capconf.simulator.compose.agent as agent
 
     _patch(agent, "assemble_prompt", buggy)
 

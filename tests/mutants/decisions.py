@@ -7,7 +7,7 @@ import difflib
 import re
 from typing import Any
 
-from capconf.simulator.core import world as core_world
+from capconf.simulator.compose import world as core_world
 from capconf.simulator.definition import document, yamlsource
 from capconf.simulator.protocol import core_ops
 from capconf.simulator.protocol import session as protocol_session

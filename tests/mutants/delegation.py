@@ -219,7 +219,7 @@ def _report_only_in_process() -> None:
 def _parent_scope() -> None:
     """A child is bound to its parent's scope key: its memory is the parent's directory."""
     core = _module("capconf.simulator.protocol.core_ops")
-    agent = _module("capconf.simulator.core.agent")
+    agent = _module("capconf.simulator.compose.agent")
     real = core.agent_factory
 
     def factory(session: Any) -> Any:

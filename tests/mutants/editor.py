@@ -12,7 +12,7 @@ from mutants.base import Mutant, _original, _patch
 
 def _edit_reserializes() -> None:
     """The form edit writes the whole document again (comments, order, quoting lost)."""
-    from capconf.simulator.core.agent import compile_agent
+    from capconf.simulator.compose.agent import compile_agent
     from capconf.simulator.core.diagnostics import Mode
     from capconf.simulator.definition.serialize import serialize_definition
 

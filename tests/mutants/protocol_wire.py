@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from capconf.simulator.core import world
+from capconf.simulator.compose import world
 from capconf.simulator.definition import document, yamlsource
 from capconf.simulator.protocol import dispatcher as dispatcher_module
 from capconf.simulator.protocol import wire

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from capconf.simulator.areas import DIMENSIONS
+from capconf.simulator.compose.world import World
 from capconf.simulator.core.diagnostics import Diagnostic, Mode
 from capconf.simulator.core.dimension import CompileContext, DimensionOutcome
 from capconf.simulator.core.mounted import MountedTool
-from capconf.simulator.core.world import World
 from capconf.simulator.definition.document import Definition, SourceFormat, parse_definition
 from capconf.simulator.prompt.assembly import Prompt, assemble_prompt
 from capconf.simulator.tools.catalog import BUILTIN_BY_NAME, DIMENSION_OF
