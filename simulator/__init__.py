@@ -6,9 +6,9 @@ face (what a definition declares, how it resolves with diagnostics, its catalog 
 its mounted tools, its driver ops), and a docstring naming its requirement IDs, its
 SPEC.md section, its conformance suite files and its golden folder:
 
-    core/          names, diagnostics, envelope, mounted tools (shared; knows no area)
-    compose/       the world, compiling a definition against it (where the areas meet)
-    protocol/      PROTO   dispatcher, session, core ops, stdio framing
+    core/          names, diagnostics, envelope, mounted tools, wire rules (knows no area)
+    compose/       world, compiling a definition, the session and its live agents
+    protocol/      PROTO   dispatcher, core ops, the op tables, stdio framing
     definition/    DEF     the document: YAML source, declarations, parse/save, serialise
     tools/         TOOL    registry, tool catalog, grant resolution
     prompt/        PROMPT  frame -> catalog -> body

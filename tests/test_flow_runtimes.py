@@ -85,9 +85,9 @@ class _Scripted:
 
 
 def test_a_runtime_cannot_add_an_event(tmp_path: Path) -> None:
+    from capconf.simulator.compose.live_agents import agent_factory
     from capconf.simulator.delegation.tools import capability_of
     from capconf.simulator.flow.engine import run_workflow
-    from capconf.simulator.protocol.core_ops import agent_factory
 
     d, parent = flow_world(tmp_path)
     session = d.dispatcher.session

@@ -99,6 +99,18 @@ def test_core_imports_no_area() -> None:
     assert {m: d for m, d in offenders.items() if d} == {}
 
 
+def test_no_area_imports_the_protocol_package() -> None:
+    """The protocol lists every area's ops (``protocol.op_tables``); an area that imported
+    the protocol back would tie each area to all the others through it. What ops share
+    (the session, live agents, the wire rules) is ground in ``compose`` and ``core``."""
+    graph = module_graph()
+    protocol = "capconf.simulator.protocol"
+    assert [m for m in importers(graph, protocol) if package_of(m) not in ("protocol", None)
+            ] == []
+    assert [m for m in importers(graph, f"{protocol}.op_tables")
+            if package_of(m) != "protocol"] == []
+
+
 def test_the_layout_rules_see_a_forbidden_import() -> None:
     graph = {"capconf.simulator.core.names": {"capconf.simulator.skills.parse"}}
     assert package_of("capconf.simulator.core.names") == "core"

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from capconf.conformance.reference import make_dispatcher
-from capconf.simulator.protocol import wire
+from capconf.simulator.core import wire
 
 
 def _strict_json(line: bytes) -> dict[str, Any]:

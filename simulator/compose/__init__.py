@@ -1,10 +1,13 @@
 """The composition: the world a harness describes (``world``), a definition compiled
-against it (``agent``: grants, catalog, prompt and mounted tools), and every diagnostic
-kind any area declares (``diagnostic_catalog``, for SPEC.md's code table).
+against it (``agent``: grants, catalog, prompt and mounted tools), the session an op runs
+in (``session``: the world, the live agents, each area's state, the argument readers),
+live agents in it (``live_agents``: compiled from a request, spawned, a mounted tool
+called), and every diagnostic kind any area declares (``diagnostic_catalog``).
 
 This is where the areas meet. It sits above the areas it composes (definition, tools,
-prompt, and the dimensions ``capconf.simulator.areas`` lists) and below the areas that
-serve ops on a compiled agent (editor, delegation, protocol); ``core`` knows none of it.
+prompt, the dimensions ``capconf.simulator.areas`` lists) and is the ground every area's
+``ops.py`` and the protocol stand on, so no area imports the protocol package and only
+``protocol.op_tables`` knows every area's ops; ``core`` knows none of it.
 
 Requirements: PROTO-02 PROMPT-02
 Spec: SPEC.md section 2, 5

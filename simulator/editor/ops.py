@@ -8,6 +8,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from capconf.simulator.compose.agent import compile_agent
+from capconf.simulator.compose.session import (
+    Handler,
+    ProtocolError,
+    Session,
+    read_filename,
+    read_format,
+    read_source,
+)
 from capconf.simulator.core.diagnostics import Mode
 from capconf.simulator.editor.candidates import candidates
 from capconf.simulator.editor.splice import (
@@ -21,14 +29,6 @@ from capconf.simulator.editor.splice import (
     apply_edit,
 )
 from capconf.simulator.editor.unknown import unknown_names
-from capconf.simulator.protocol.session import (
-    Handler,
-    ProtocolError,
-    Session,
-    read_filename,
-    read_format,
-    read_source,
-)
 
 
 def op_candidates(session: Session, args: Mapping[str, Any]) -> Any:

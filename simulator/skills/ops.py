@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from capconf.simulator.compose.session import Handler, ProtocolError, Session
 from capconf.simulator.core.names import ascii_fold
-from capconf.simulator.protocol.session import Handler, ProtocolError, Session
 from capconf.simulator.skills.packages import SkillResolution, SkillWorld
 from capconf.simulator.skills.preferences import (
     Preference,

@@ -7,10 +7,10 @@ import difflib
 import re
 from typing import Any
 
+from capconf.simulator.compose import session as protocol_session
 from capconf.simulator.compose import world as core_world
 from capconf.simulator.definition import document, yamlsource
 from capconf.simulator.protocol import core_ops
-from capconf.simulator.protocol import session as protocol_session
 from capconf.simulator.tools import grants
 from mutants.base import Mutant
 

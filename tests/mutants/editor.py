@@ -89,7 +89,7 @@ def _unknown_unlocated() -> None:
 
 def _diagnostics_of_source() -> None:
     """The edit answers the source's diagnostics, not those of the document it returns."""
-    from capconf.simulator.protocol.session import read_source
+    from capconf.simulator.compose.session import read_source
 
     real = _original(ops, "_diagnostics")
 

@@ -8,9 +8,9 @@ import json
 from typing import Any
 
 from capconf.simulator.compose import world
+from capconf.simulator.core import wire
 from capconf.simulator.definition import document, yamlsource
 from capconf.simulator.protocol import dispatcher as dispatcher_module
-from capconf.simulator.protocol import wire
 from mutants.base import Mutant, _original, _patch
 
 

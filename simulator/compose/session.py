@@ -1,4 +1,8 @@
-"""Per-connection protocol state and the argument readers every op shares."""
+"""Per-connection session state and the argument readers every op shares.
+
+Every area's ``ops.py`` and the protocol's core ops take a ``Session``; it lives here,
+below both, so that an area's ops need not import the protocol package that lists them.
+"""
 
 from __future__ import annotations
 
