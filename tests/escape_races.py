@@ -114,12 +114,10 @@ def kb_search_race(base: Path, calls: int = 100) -> RaceResult:
 def use_skill_race(base: Path, calls: int = 600) -> RaceResult:
     from capconf.simulator.core.diagnostics import Location, Mode
     from capconf.simulator.definition.declarations import NameRef
-    from capconf.simulator.skills.packages import (
-        call_use_skill,
-        discover_skills,
-        parse_skill_world,
-        resolve_skills,
-    )
+    from capconf.simulator.skills.discovery import discover_skills
+    from capconf.simulator.skills.resolution import resolve_skills
+    from capconf.simulator.skills.use_skill import call_use_skill
+    from capconf.simulator.skills.world import parse_skill_world
 
     ws, layer, outside = base / "ws", base / "system", base / "outside"
     ws.mkdir(parents=True)

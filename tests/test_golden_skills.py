@@ -13,21 +13,17 @@ import shared_folder
 
 from capconf.simulator.core.diagnostics import Location, Mode
 from capconf.simulator.definition.declarations import NameRef
+from capconf.simulator.skills.catalog import skills_catalog_section
+from capconf.simulator.skills.discovery import discover_skills
 from capconf.simulator.skills.flags import rules_table
 from capconf.simulator.skills.gating import gate_table
 from capconf.simulator.skills.packages import DIAGNOSTIC_KINDS as SKILL_KINDS
-from capconf.simulator.skills.packages import (
-    LAYER_TABLE,
-    USE_SKILL_TOOL,
-    call_skill_search,
-    call_use_skill,
-    discover_skills,
-    parse_skill_world,
-    resolve_skills,
-    skills_catalog_section,
-)
+from capconf.simulator.skills.packages import LAYER_TABLE
 from capconf.simulator.skills.preferences import events_table, offer_table
+from capconf.simulator.skills.resolution import resolve_skills
 from capconf.simulator.skills.search import SKILL_SEARCH_TOOL
+from capconf.simulator.skills.use_skill import USE_SKILL_TOOL, call_skill_search, call_use_skill
+from capconf.simulator.skills.world import parse_skill_world
 from capconf.simulator.tools.catalog import ToolSpec
 
 CORPUS = shared_folder.corpus("skills")

@@ -16,17 +16,12 @@ from capconf.simulator.core.diagnostics import Location, Mode
 from capconf.simulator.definition.declarations import KnowledgeDeclaration, NameRef
 from capconf.simulator.knowledge.kbsearch import run_kb_search
 from capconf.simulator.skills.amendments import content_hash
-from capconf.simulator.skills.packages import (
-    SkillResolution,
-    call_skill_search,
-    call_use_skill,
-    discover_skills,
-    parse_skill_world,
-    resolve_skills,
-    skill_body,
-    skills_catalog_section,
-    split_front_matter,
-)
+from capconf.simulator.skills.catalog import skills_catalog_section
+from capconf.simulator.skills.discovery import discover_skills
+from capconf.simulator.skills.packages import skill_body, split_front_matter
+from capconf.simulator.skills.resolution import SkillResolution, resolve_skills
+from capconf.simulator.skills.use_skill import call_skill_search, call_use_skill
+from capconf.simulator.skills.world import parse_skill_world
 
 CORPUS = Path(os.environ.get("CAPCONF_SKILL_CORPUS", str(shared_folder.corpus("skills"))))
 pytestmark = shared_folder.needs(CORPUS)

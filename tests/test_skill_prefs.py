@@ -20,7 +20,6 @@ from capconf.simulator.skills.flags import (
     select_sections,
 )
 from capconf.simulator.skills.gating import GateReason, VmType, gate_reason
-from capconf.simulator.skills.packages import parse_skill_world
 from capconf.simulator.skills.preferences import (
     COMPLETED_TRANSACTIONS,
     EVENT_TABLE,
@@ -31,6 +30,7 @@ from capconf.simulator.skills.preferences import (
     TaskEvent,
     decide_offer,
 )
+from capconf.simulator.skills.world import parse_skill_world
 
 # --------------------------------------------------------------------------- flags
 

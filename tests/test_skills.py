@@ -16,23 +16,20 @@ from hypothesis import strategies as st
 from capconf.simulator.core.diagnostics import Location, Mode, Severity, WorldSetupError
 from capconf.simulator.definition.declarations import NameRef
 from capconf.simulator.skills.amendments import AMENDMENT_HEADING, content_hash
+from capconf.simulator.skills.catalog import skills_catalog_section
+from capconf.simulator.skills.discovery import discover_skills
 from capconf.simulator.skills.packages import (
     LAYER_ORDER,
     PackageForm,
     Provenance,
     SkillLayer,
-    SkillResolution,
-    call_skill_search,
-    call_use_skill,
-    discover_skills,
     parse_package,
-    parse_skill_world,
-    resolve_skills,
     skill_body,
-    skill_tools,
-    skills_catalog_section,
     split_front_matter,
 )
+from capconf.simulator.skills.resolution import SkillResolution, resolve_skills
+from capconf.simulator.skills.use_skill import call_skill_search, call_use_skill, skill_tools
+from capconf.simulator.skills.world import parse_skill_world
 
 
 def ref(name: str, i: int = 0) -> NameRef:

@@ -14,7 +14,9 @@ from typing import Any
 from capconf.simulator.compose.world import World
 from capconf.simulator.core.names import ascii_fold
 from capconf.simulator.mcp.gateway import McpWorld
-from capconf.simulator.skills.packages import SkillWorld, discover_skills, skill_location
+from capconf.simulator.skills.discovery import discover_skills
+from capconf.simulator.skills.resolution import skill_location
+from capconf.simulator.skills.world import SkillWorld
 
 MEMORY_MODES = ("none", "private", "shared")
 

@@ -21,7 +21,6 @@ from typing import Any
 
 from capconf.simulator.compose.session import Handler, ProtocolError, Session
 from capconf.simulator.core.names import ascii_fold
-from capconf.simulator.skills.packages import SkillResolution, SkillWorld
 from capconf.simulator.skills.preferences import (
     Preference,
     PreferenceKind,
@@ -29,6 +28,8 @@ from capconf.simulator.skills.preferences import (
     TaskEvent,
     decide_offer,
 )
+from capconf.simulator.skills.resolution import SkillResolution
+from capconf.simulator.skills.world import SkillWorld
 
 
 def op_skills_resolved(session: Session, args: Mapping[str, Any]) -> Any:

@@ -23,9 +23,13 @@ from capconf.simulator.knowledge import kbsearch
 from capconf.simulator.knowledge import sources as knowledge
 from capconf.simulator.skills import amendments as skill_amendments
 from capconf.simulator.skills import dimension as skills_dimension
-from capconf.simulator.skills import packages as skills
 from capconf.simulator.skills import search as skill_search
 from mutants.base import Mutant
+from mutants.split import ModuleGroup
+
+skills = ModuleGroup(*(f"capconf.simulator.skills.{m}" for m in (
+    "packages", "folder", "world", "discovery", "resolution", "catalog", "use_skill",
+    "tables")))
 
 # --------------------------------------------------------------------------- knowledge
 
