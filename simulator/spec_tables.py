@@ -63,7 +63,7 @@ def dimension_tool_schemas() -> str:
     import json
 
     from capconf.simulator.knowledge.kbsearch import KB_SEARCH_DESCRIPTION, KB_SEARCH_SCHEMA
-    from capconf.simulator.mcp.gateway import GATEWAY_TOOLS
+    from capconf.simulator.mcp.catalog import GATEWAY_TOOLS
     from capconf.simulator.memory.tools import TOOL_SPECS
     from capconf.simulator.skills.search import SKILL_SEARCH_DESCRIPTION, SKILL_SEARCH_SCHEMA
     from capconf.simulator.skills.use_skill import USE_SKILL_DESCRIPTION, USE_SKILL_SCHEMA

@@ -19,13 +19,10 @@ from capconf.simulator.approval.decision import (
 from capconf.simulator.core.diagnostics import Location, Mode
 from capconf.simulator.core.envelope import ToolResult
 from capconf.simulator.definition.declarations import NameRef
-from capconf.simulator.mcp.gateway import (
-    GATEWAY_TOOLS,
-    ScopedGateway,
-    ServerPool,
-    catalog_section,
-    resolve_mcp,
-)
+from capconf.simulator.mcp.catalog import GATEWAY_TOOLS, catalog_section
+from capconf.simulator.mcp.gateway import ScopedGateway
+from capconf.simulator.mcp.pool import ServerPool
+from capconf.simulator.mcp.resolution import resolve_mcp
 
 
 @pytest.fixture

@@ -20,21 +20,17 @@ from capconf.simulator.approval.decision import ApprovalPolicy, AskPolicy, Atten
 from capconf.simulator.core.diagnostics import Location, Mode, Severity, WorldSetupError
 from capconf.simulator.core.envelope import ToolResult
 from capconf.simulator.definition.declarations import KnowledgeDeclaration, NameRef
+from capconf.simulator.mcp.catalog import GATEWAY_TOOLS, catalog_section, mounted_tools
 from capconf.simulator.mcp.fake_server import launch_spec
-from capconf.simulator.mcp.gateway import (
+from capconf.simulator.mcp.gateway import PendingApproval, ScopedGateway
+from capconf.simulator.mcp.pool import ServerPool
+from capconf.simulator.mcp.resolution import (
     DIAGNOSTIC_KINDS,
-    GATEWAY_TOOLS,
     McpResolution,
-    McpWorld,
-    PendingApproval,
-    ScopedGateway,
-    ServerPool,
-    catalog_section,
     check_external_in_knowledge,
-    mounted_tools,
-    parse_mcp_world,
     resolve_mcp,
 )
+from capconf.simulator.mcp.world import McpWorld, parse_mcp_world
 
 NOTION: dict[str, Any] = {
     "name": "notion",
@@ -495,14 +491,8 @@ def test_a_server_without_command_mounts_but_cannot_start(tmp_path: Path) -> Non
 def test_published_limits_and_codes_match_the_code() -> None:
     from capconf.simulator.approval.cards import SUMMARY_MAX_CHARS
     from capconf.simulator.mcp import client, jsonrpc
-    from capconf.simulator.mcp.gateway import (
-        ERROR_CODE_TABLE,
-        LIMITS,
-        SEARCH_LIMIT,
-        SERVER_NAME_MAX,
-        TOOL_NAME_MAX,
-        ErrorCode,
-    )
+    from capconf.simulator.mcp.gateway import ERROR_CODE_TABLE, LIMITS, ErrorCode
+    from capconf.simulator.mcp.names import SEARCH_LIMIT, SERVER_NAME_MAX, TOOL_NAME_MAX
 
     assert [value for _, value, _ in LIMITS] == [
         jsonrpc.MAX_MESSAGE_BYTES, jsonrpc.MAX_JSON_DEPTH, client.DEFAULT_TIMEOUT_MS,

@@ -16,15 +16,11 @@ from capconf.simulator.core.diagnostics import Location, Mode, WorldSetupError
 from capconf.simulator.core.envelope import ToolResult
 from capconf.simulator.definition.declarations import NameRef
 from capconf.simulator.mcp.fake_server import launch_spec
-from capconf.simulator.mcp.gateway import (
-    PendingApproval,
-    ScopedGateway,
-    ServerPool,
-    parse_mcp_world,
-    resolve_mcp,
-    split_qualified,
-    valid_server_name,
-)
+from capconf.simulator.mcp.gateway import PendingApproval, ScopedGateway
+from capconf.simulator.mcp.names import split_qualified, valid_server_name
+from capconf.simulator.mcp.pool import ServerPool
+from capconf.simulator.mcp.resolution import resolve_mcp
+from capconf.simulator.mcp.world import parse_mcp_world
 
 POLICY = ApprovalPolicy(Tier.CONFIRM_BEFORE_CHANGE)
 FULL = ApprovalPolicy(Tier.FULL_ACCESS)

@@ -13,7 +13,7 @@ from typing import Any
 
 from capconf.simulator.compose.world import World
 from capconf.simulator.core.names import ascii_fold
-from capconf.simulator.mcp.gateway import McpWorld
+from capconf.simulator.mcp.world import McpWorld
 from capconf.simulator.skills.discovery import discover_skills
 from capconf.simulator.skills.resolution import skill_location
 from capconf.simulator.skills.world import SkillWorld
