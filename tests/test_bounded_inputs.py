@@ -18,7 +18,7 @@ import pytest
 
 from capconf.conformance.reference import make_dispatcher
 from capconf.conformance.worldfile import WorldFileError, load_world_file
-from capconf.simulator.definition.document import parse_definition
+from capconf.simulator.definition.parse import parse_definition
 from capconf.simulator.definition.yamlsource import MAX_NODES
 
 MIB = 1024 * 1024

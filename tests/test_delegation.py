@@ -89,7 +89,7 @@ def test_worker_and_in_process_host_answer_alike() -> None:
 
 def test_the_agent_loop_has_no_delegation_branch() -> None:
     """DELEG-01/03: core never mentions depth, forks or implementers."""
-    core = Path(__file__).resolve().parent.parent / "simulator" / "core" / "agent.py"
+    core = Path(__file__).resolve().parent.parent / "simulator" / "compose" / "agent.py"
     text = core.read_text(encoding="utf-8").lower()
     assert not any(word in text for word in ("depth", "fork", "implementer", "lineage"))
     assert LEAD and WRITER

@@ -11,8 +11,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from capconf.simulator.definition.document import parse_definition
-from capconf.simulator.editor.splice import EditField, FormEdit, RefusalCode, apply_edit
+from capconf.simulator.definition.parse import parse_definition
+from capconf.simulator.editor.form import EditField, FormEdit, RefusalCode
+from capconf.simulator.editor.splice import apply_edit
 
 NAMES = st.sampled_from(["read", "Grep", "WebFetch", "on", "a b", "x:y", "#hash", "tool-1",
                          "ünï", "yes", "[x]", "say \"hi\"", "it's"])

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from capconf.simulator.editor.splice import EditField, FormEdit, apply_edit
+from capconf.simulator.editor.form import EditField, FormEdit
+from capconf.simulator.editor.splice import apply_edit
 
 HAND_WRITTEN = """---
 # Reviewer used by the nightly job.

@@ -198,7 +198,7 @@ def test_a_non_portable_result_is_an_internal_error_not_a_broken_line() -> None:
 
 @pytest.mark.parametrize("char", ["\x07", "\x00", "\ufffe", "\x1b", "\x7f", "\ud800"])
 def test_control_character_in_definition_yaml_is_located(tmp_path: Path, char: str) -> None:
-    from capconf.simulator.definition.document import parse_definition
+    from capconf.simulator.definition.parse import parse_definition
 
     outcome = parse_definition(f"name: a\ndescription: b{char}c\nprompt: p\n")
     [diag] = outcome.diagnostics

@@ -8,7 +8,7 @@ import pytest
 
 from capconf.simulator.core import scripts
 from capconf.simulator.core.unicode_names import UNICODE_RULES, name_reason
-from capconf.simulator.definition.document import _suggest_name
+from capconf.simulator.definition.parse import _suggest_name
 from capconf.simulator.memory.binding import private_directory_name
 
 

@@ -15,7 +15,8 @@ from capconf.simulator.compose.world import World
 from capconf.simulator.core.diagnostics import Diagnostic, Mode
 from capconf.simulator.core.dimension import CompileContext, DimensionOutcome
 from capconf.simulator.core.mounted import MountedTool
-from capconf.simulator.definition.document import Definition, SourceFormat, parse_definition
+from capconf.simulator.definition.document import Definition, SourceFormat
+from capconf.simulator.definition.parse import parse_definition
 from capconf.simulator.prompt.assembly import Prompt, assemble_prompt
 from capconf.simulator.tools.catalog import BUILTIN_BY_NAME, DIMENSION_OF
 from capconf.simulator.tools.grants import ToolGrant, resolve_tools

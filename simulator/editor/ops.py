@@ -18,7 +18,7 @@ from capconf.simulator.compose.session import (
 )
 from capconf.simulator.core.diagnostics import Mode
 from capconf.simulator.editor.candidates import candidates
-from capconf.simulator.editor.splice import (
+from capconf.simulator.editor.form import (
     MEMORY_MODES,
     REMOVABLE,
     UNSETTABLE,
@@ -26,8 +26,8 @@ from capconf.simulator.editor.splice import (
     FormEdit,
     Refusal,
     RefusalCode,
-    apply_edit,
 )
+from capconf.simulator.editor.splice import apply_edit
 from capconf.simulator.editor.unknown import unknown_names
 
 

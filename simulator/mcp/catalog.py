@@ -8,9 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from capconf.simulator.mcp.names import (
-    SEARCH_LIMIT,
-)
+from capconf.simulator.mcp.names import SEARCH_LIMIT
 from capconf.simulator.mcp.resolution import McpResolution
 from capconf.simulator.mcp.world import ServerStatus
 

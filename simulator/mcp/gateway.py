@@ -32,10 +32,7 @@ from capconf.simulator.approval.decision import (
 )
 from capconf.simulator.core.envelope import ToolResult, failure, success
 from capconf.simulator.core.names import ascii_fold, split_terms
-from capconf.simulator.mcp.client import (
-    McpFailure,
-    RemoteTool,
-)
+from capconf.simulator.mcp.client import McpFailure, RemoteTool
 from capconf.simulator.mcp.names import (
     SEARCH_LIMIT,
     SEPARATOR,

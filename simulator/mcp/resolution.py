@@ -7,17 +7,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from capconf.simulator.core.diagnostics import (
-    Diagnostic,
-    DiagnosticKind,
-    Mode,
-    Severity,
-    diagnose,
-)
+from capconf.simulator.core.diagnostics import Diagnostic, DiagnosticKind, Mode, Severity, diagnose
 from capconf.simulator.definition.declarations import KnowledgeDeclaration, NameRef
-from capconf.simulator.mcp.names import (
-    valid_server_name,
-)
+from capconf.simulator.mcp.names import valid_server_name
 from capconf.simulator.mcp.world import McpServerEntry, McpWorld, ServerStatus
 
 MCP_UNKNOWN_SERVER = DiagnosticKind(

@@ -8,21 +8,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from capconf.simulator.core.diagnostics import (
-    PathItem,
-    WorldSetupError,
-)
+from capconf.simulator.core.diagnostics import PathItem, WorldSetupError
 from capconf.simulator.core.names import ascii_fold
-from capconf.simulator.mcp.client import (
-    DEFAULT_TIMEOUT_MS,
-    fake_server_invocation,
-)
+from capconf.simulator.mcp.client import DEFAULT_TIMEOUT_MS, fake_server_invocation
 from capconf.simulator.mcp.fake_server import load_fake_server_config
-from capconf.simulator.mcp.names import (
-    SERVER_NAME_MAX,
-    valid_server_name,
-    valid_tool_name,
-)
+from capconf.simulator.mcp.names import SERVER_NAME_MAX, valid_server_name, valid_tool_name
 
 
 class ServerStatus(StrEnum):

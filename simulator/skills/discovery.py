@@ -10,12 +10,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from capconf.simulator.core.diagnostics import (
-    Diagnostic,
-    Location,
-    Mode,
-    diagnose,
-)
+from capconf.simulator.core.diagnostics import Diagnostic, Location, Mode, diagnose
 from capconf.simulator.core.names import ascii_fold
 from capconf.simulator.files import FileAccessError, Kind, Root
 from capconf.simulator.skills.folder import read_in_folder

@@ -21,18 +21,10 @@ from typing import Any
 
 import yaml
 
-from capconf.simulator.core.diagnostics import (
-    DiagnosticKind,
-    Severity,
-)
+from capconf.simulator.core.diagnostics import DiagnosticKind, Severity
 from capconf.simulator.core.unicode_names import name_problem
-from capconf.simulator.skills.amendments import (
-    content_hash,
-)
-from capconf.simulator.skills.flags import (
-    FlagProblem,
-    select_sections,
-)
+from capconf.simulator.skills.amendments import content_hash
+from capconf.simulator.skills.flags import FlagProblem, select_sections
 
 E, W, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 

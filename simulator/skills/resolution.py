@@ -10,12 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from capconf.simulator.core.diagnostics import (
-    Diagnostic,
-    Location,
-    Mode,
-    diagnose,
-)
+from capconf.simulator.core.diagnostics import Diagnostic, Location, Mode, diagnose
 from capconf.simulator.core.names import ascii_fold
 from capconf.simulator.definition.declarations import NameRef
 from capconf.simulator.skills.amendments import (
@@ -38,10 +33,7 @@ from capconf.simulator.skills.packages import (
     SkillLayer,
     SkillPackage,
 )
-from capconf.simulator.skills.preferences import (
-    PreferenceKind,
-    PreferenceState,
-)
+from capconf.simulator.skills.preferences import PreferenceKind, PreferenceState
 from capconf.simulator.skills.world import SkillWorld
 
 

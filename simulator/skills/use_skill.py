@@ -8,15 +8,8 @@ from typing import Any
 
 from capconf.simulator.core.envelope import ToolResult, failure, success
 from capconf.simulator.core.names import ascii_fold
-from capconf.simulator.skills.amendments import (
-    apply_outcome,
-    content_hash,
-    evaluate,
-)
-from capconf.simulator.skills.flags import (
-    FlagSelection,
-    select_sections,
-)
+from capconf.simulator.skills.amendments import apply_outcome, content_hash, evaluate
+from capconf.simulator.skills.flags import FlagSelection, select_sections
 from capconf.simulator.skills.folder import ReferenceEscape, check_reference, read_in_folder
 from capconf.simulator.skills.packages import SKILL_MD, skill_body_at
 from capconf.simulator.skills.resolution import SkillResolution

@@ -8,23 +8,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from capconf.simulator.core.diagnostics import (
-    WorldSetupError,
-)
-from capconf.simulator.skills.amendments import (
-    Amendment,
-)
-from capconf.simulator.skills.flags import (
-    FEATURE_RE,
-    VERSION_RE,
-)
+from capconf.simulator.core.diagnostics import WorldSetupError
+from capconf.simulator.skills.amendments import Amendment
+from capconf.simulator.skills.flags import FEATURE_RE, VERSION_RE
 from capconf.simulator.skills.gating import VmType
 from capconf.simulator.skills.packages import LAYER_ORDER, SkillLayer
-from capconf.simulator.skills.preferences import (
-    Preference,
-    PreferenceKind,
-    PreferenceState,
-)
+from capconf.simulator.skills.preferences import Preference, PreferenceKind, PreferenceState
 
 
 @dataclass(frozen=True)
