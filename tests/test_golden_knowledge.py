@@ -13,13 +13,10 @@ import pytest
 
 from capconf.simulator.core.diagnostics import Location, Mode
 from capconf.simulator.definition.declarations import KnowledgeDeclaration
+from capconf.simulator.knowledge.globs import GLOB_RULES
 from capconf.simulator.knowledge.kbsearch import KB_SEARCH_TOOL, kb_search_bytes, run_kb_search
 from capconf.simulator.knowledge.sources import DIAGNOSTIC_KINDS as KB_KINDS
-from capconf.simulator.knowledge.sources import (
-    GLOB_RULES,
-    knowledge_catalog_section,
-    resolve_knowledge,
-)
+from capconf.simulator.knowledge.sources import knowledge_catalog_section, resolve_knowledge
 from capconf.simulator.tools.catalog import ToolSpec
 
 

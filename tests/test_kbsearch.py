@@ -446,7 +446,7 @@ def test_results_do_not_depend_on_scandir_order(tmp_path: Path) -> None:
             self.inner.close()
 
     baseline = run_kb_search(tmp_path, [decl("docs/**/*.md")], "needle").to_json()
-    with mock.patch("capconf.simulator.knowledge.sources.os.scandir", Reversed):
+    with mock.patch("capconf.simulator.knowledge.walk.os.scandir", Reversed):
         flipped = run_kb_search(tmp_path, [decl("docs/**/*.md")], "needle").to_json()
     assert flipped == baseline
 
@@ -483,7 +483,7 @@ def test_fifo_in_the_workspace_is_never_opened(tmp_path: Path) -> None:
 def test_file_swapped_after_the_walk(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     _make(ws, ["docs/a.md"])
-    from capconf.simulator.knowledge.sources import walk_source
+    from capconf.simulator.knowledge.walk import walk_source
 
     walk = walk_source(ws, "docs/*.md")
     root = Root.open(ws)
@@ -522,7 +522,7 @@ def test_listing_inode_that_differs_from_stat_still_reads(tmp_path: Path) -> Non
     _make(tmp_path, ["docs/a.md"])
     from dataclasses import replace
 
-    from capconf.simulator.knowledge.sources import walk_source
+    from capconf.simulator.knowledge.walk import walk_source
 
     (file,) = walk_source(tmp_path, "docs/*.md").files
     with Root.open(tmp_path) as root:

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from capconf.simulator.knowledge.sources import check_glob, compile_pattern, normalized_pattern
+from capconf.simulator.knowledge.globs import check_glob, normalized_pattern
+from capconf.simulator.knowledge.walk import compile_pattern
 
 
 def _class(seg: str, i: int) -> tuple[list[tuple[str, str]], bool, int] | None:

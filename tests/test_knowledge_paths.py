@@ -23,20 +23,18 @@ from hypothesis import strategies as st
 
 from capconf.simulator.core.diagnostics import Location, Mode, Severity
 from capconf.simulator.definition.declarations import KnowledgeDeclaration
+from capconf.simulator.knowledge.globs import GLOB_RULES, RejectReason, check_glob
 from capconf.simulator.knowledge.kbsearch import call_kb_search, run_kb_search
 from capconf.simulator.knowledge.sources import (
-    GLOB_RULES,
     KnowledgeResolution,
     KnowledgeSource,
-    RejectReason,
-    check_glob,
     check_knowledge_requires_read,
     knowledge_catalog_section,
     parse_knowledge_world,
     resolve_knowledge,
     validate_declarations,
-    walk_source,
 )
+from capconf.simulator.knowledge.walk import walk_source
 
 CANARY = "CANARYTOKEN"
 R = RejectReason
@@ -425,7 +423,8 @@ def test_property_compiled_pattern_agrees_with_wcmatch(segs: list[str],
                                                        names: list[str]) -> None:
     from wcmatch import glob as wc_glob
 
-    from capconf.simulator.knowledge.sources import GLOB_FLAGS, compile_pattern
+    from capconf.simulator.knowledge.globs import GLOB_FLAGS
+    from capconf.simulator.knowledge.walk import compile_pattern
 
     pattern, path = "/".join(segs), "/".join(names)
     assert compile_pattern(pattern).match(path) == wc_glob.globmatch(path, pattern,

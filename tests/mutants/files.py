@@ -117,7 +117,7 @@ def _kb_walk_once() -> None:
 
 def _kb_fifo_not_reported() -> None:
     """A FIFO matched by the glob is left out silently instead of reported as skipped."""
-    sources = _module("capconf.simulator.knowledge.sources")
+    sources = _module("capconf.simulator.knowledge.walk")
     real = sources._classify
 
     def classify(*args: Any) -> Any:
