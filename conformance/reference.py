@@ -1,5 +1,5 @@
 """The default implementation adapter: the ONLY module of the suite that imports the
-reference simulator (a test in tests/test_boundary.py enforces this).
+reference simulator (a test in tests/conformance/test_boundary.py enforces this).
 
 Everything else in ``conformance`` speaks the driver protocol, so the simulator is one
 implementation among others, exactly as a TypeScript or Rust runtime would be.

@@ -3,7 +3,7 @@ directory for a symlink to an outside folder and back, as fast as it can, while 
 thread searches, loads references, reads or writes through the reference's public entry
 points. Each race counts the calls that read or wrote anything outside.
 
-Used by tests/test_escape_races.py (asserts zero) and benchmarks/escape_races.py (prints
+Used by tests/files/test_escape_races.py (asserts zero) and benchmarks/escape_races.py (prints
 the counts, also against another checkout, to measure the state before a fix). Only entry
 points whose signatures are stable across versions are called.
 """

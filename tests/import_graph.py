@@ -1,5 +1,5 @@
 """The import graph of the product (``simulator/`` and ``conformance/``), read from the
-source with ``ast``, never by importing it: what ``tests/test_layout.py`` holds to its
+source with ``ast``, never by importing it: what ``tests/project/test_layout.py`` holds to its
 rules (no cycles, ``core`` imports no area, no area imports the protocol package), and
 what a reviewer draws to see the layout at a glance.
 

@@ -4,7 +4,7 @@ out), the core ops, and the stdio framing at the edge. The session the ops share
 
 The dispatcher only collects op tables: each area keeps its own ``ops.py`` and
 ``op_tables`` lists them with their feature groups, which ``hello`` reports. It is the
-one place that knows every area, and no area imports this package (``tests/test_layout.py``).
+one place that knows every area, and no area imports this package (``tests/project/test_layout.py``).
 
 Requirements: PROTO-01..03 TEXT-01..02
 Spec: SPEC.md section 2

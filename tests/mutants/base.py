@@ -1,7 +1,7 @@
 """Deliberately broken variants of the reference, each a plausible real bug.
 
 A conformance check is only worth having if some plausible implementation fails it.
-Each mutant names the requirements whose tests must catch it; ``tests/test_mutants.py``
+Each mutant names the requirements whose tests must catch it; ``tests/conformance/test_mutants.py``
 runs the suite against every mutant and fails if those tests still pass. Mutants patch
 the process they run in, so they are applied only in a dedicated driver process
 (``capconf driver --mutant NAME``).
