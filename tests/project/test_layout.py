@@ -174,5 +174,35 @@ def test_every_requirement_suite_file_and_golden_folder_has_an_area() -> None:
     assert sorted(golden - named_golden) == []
 
 
+# -- the project's tests are grouped like the code ------------------------------------
+
+TESTS = REPO / "tests"
+TEST_FOLDERS_BESIDE_AREAS = {"conformance", "project"}  # the suite as a tool, the repo
+
+
+def test_every_test_file_is_in_the_folder_of_an_area() -> None:
+    """A change to one area finds its tests in one folder: no test file at the tests root,
+    and every folder of test files is an area (``simulator/<area>/``), the suite as a tool
+    (``conformance``) or the repository as a whole (``project``)."""
+    assert sorted(p.name for p in TESTS.glob("test_*.py")) == []
+    folders = {p.parent.name for p in TESTS.glob("*/test_*.py")}
+    assert sorted(folders - set(_areas()) - TEST_FOLDERS_BESIDE_AREAS) == []
+    assert [p for p in TESTS.glob("*/*/test_*.py") if "fake_impls" not in p.parts] == []
+
+
+def test_the_readme_names_each_areas_test_folder() -> None:
+    """README's area table has a `tests` column; each folder it names exists, and each area
+    folder of tests is named there."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    header = "| area | IDs | SPEC | reference | suite | golden | tests |"
+    assert header in readme
+    rows = readme.split(header, 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    named = set(re.findall(r"`tests/(\w+)/`", "\n".join(r.rsplit("|", 2)[1] for r in rows)))
+    for folder in named:
+        assert (TESTS / folder).is_dir(), folder
+    folders = {p.parent.name for p in TESTS.glob("*/test_*.py")}
+    assert sorted(folders - named - TEST_FOLDERS_BESIDE_AREAS - {"core"}) == []
+
+
 def test_the_id_ranges_expand() -> None:
     assert _ids("KB-01..03 APPR-06") == {"KB-01", "KB-02", "KB-03", "APPR-06"}
