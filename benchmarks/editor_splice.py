@@ -11,7 +11,8 @@ import argparse
 import statistics
 import time
 
-from capconf.simulator.editor.splice import EditField, FormEdit, apply_edit
+from capconf.simulator.editor.form import EditField, FormEdit
+from capconf.simulator.editor.splice import apply_edit
 
 
 def document(target: int, newline: str) -> str:

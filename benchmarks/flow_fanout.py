@@ -22,8 +22,8 @@ import time
 from typing import Any
 
 from capconf.conformance.cases import default_world
+from capconf.simulator.core.wire import encode_response
 from capconf.simulator.protocol.dispatcher import Dispatcher
-from capconf.simulator.protocol.wire import encode_response
 
 WORKER = "name: worker\ndescription: d\ntools: [read]\nprompt: Work.\n"
 LEAD = "name: lead\ndescription: d\ntools: [Task]\nprompt: Lead.\n"

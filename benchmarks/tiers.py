@@ -25,8 +25,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-SLOW_FILES = ("tests/test_mutants.py", "tests/test_eyes_proxy.py", "tests/test_eyes2_proxy.py",
-              "tests/test_eyes3_proxy.py")
+SLOW_FILES = ("tests/conformance/test_mutants.py", "tests/conformance/test_eyes_proxy.py",
+              "tests/conformance/test_eyes2_proxy.py", "tests/conformance/test_eyes3_proxy.py")
 COUNT = re.compile(r"(\d+) (passed|failed|skipped|deselected|errors?|xfailed|xpassed)")
 
 

@@ -2,7 +2,7 @@
 ``requirements.yaml``) and the SPEC.md section that defines it.
 
 A report's reader thinks in areas ("the MCP gateway"), not in 99 flat IDs; the SPEC
-section number lets them find the text. ``tests/test_report_areas.py`` checks this table
+section number lets them find the text. ``tests/conformance/test_report_areas.py`` checks this table
 against SPEC.md's headings and the requirement table, so it cannot drift.
 """
 

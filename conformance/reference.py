@@ -1,5 +1,5 @@
 """The default implementation adapter: the ONLY module of the suite that imports the
-reference simulator (a test in tests/test_boundary.py enforces this).
+reference simulator (a test in tests/conformance/test_boundary.py enforces this).
 
 Everything else in ``conformance`` speaks the driver protocol, so the simulator is one
 implementation among others, exactly as a TypeScript or Rust runtime would be.
@@ -28,6 +28,6 @@ def serve_stdio() -> int:
 def diagnostic_help() -> dict[str, tuple[str, str]]:
     """Diagnostic code -> (requirement ID, meaning): SPEC.md section 12, which every
     implementation's codes follow; the help text of `capconf validate --format sarif`."""
-    from capconf.simulator.core.diagnostic_catalog import all_kinds
+    from capconf.simulator.compose.diagnostic_catalog import all_kinds
 
     return {k.code: (k.requirement, k.summary) for k in all_kinds()}

@@ -6,8 +6,9 @@ face (what a definition declares, how it resolves with diagnostics, its catalog 
 its mounted tools, its driver ops), and a docstring naming its requirement IDs, its
 SPEC.md section, its conformance suite files and its golden folder:
 
-    core/          names, diagnostics, envelope, mounted tools, world, compile (shared)
-    protocol/      PROTO   dispatcher, session, core ops, stdio framing
+    core/          names, diagnostics, envelope, mounted tools, wire rules (knows no area)
+    compose/       world, compiling a definition, the session and its live agents
+    protocol/      PROTO   dispatcher, core ops, the op tables, stdio framing
     definition/    DEF     the document: YAML source, declarations, parse/save, serialise
     tools/         TOOL    registry, tool catalog, grant resolution
     prompt/        PROMPT  frame -> catalog -> body
@@ -26,7 +27,7 @@ SPEC.md section, its conformance suite files and its golden folder:
     executors/     BIN     provisioned / revealed / usable, one CLI contract, two walls
     files/                 the one way to open anything under a root
 
-``areas`` is the composition root (the dimensions in catalog order); ``spec_tables``
+``areas`` lists the dimensions in catalog order, for ``compose``; ``spec_tables``
 regenerates SPEC.md's tables from the code tables.
 """
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from capconf.simulator.core.diagnostic_catalog import all_kinds
+from capconf.simulator.compose.diagnostic_catalog import all_kinds
 from capconf.simulator.tools.catalog import (
     DEFAULT_GRANTABLE,
     DEFAULT_NOT_GRANTABLE,
@@ -63,10 +63,10 @@ def dimension_tool_schemas() -> str:
     import json
 
     from capconf.simulator.knowledge.kbsearch import KB_SEARCH_DESCRIPTION, KB_SEARCH_SCHEMA
-    from capconf.simulator.mcp.gateway import GATEWAY_TOOLS
+    from capconf.simulator.mcp.catalog import GATEWAY_TOOLS
     from capconf.simulator.memory.tools import TOOL_SPECS
-    from capconf.simulator.skills.packages import USE_SKILL_DESCRIPTION, USE_SKILL_SCHEMA
     from capconf.simulator.skills.search import SKILL_SEARCH_DESCRIPTION, SKILL_SEARCH_SCHEMA
+    from capconf.simulator.skills.use_skill import USE_SKILL_DESCRIPTION, USE_SKILL_SCHEMA
 
     specs: list[tuple[str, str, Any]] = [
         ("use_skill", USE_SKILL_DESCRIPTION, USE_SKILL_SCHEMA),

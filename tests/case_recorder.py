@@ -1,5 +1,5 @@
 """Records what each conformance case sends: a pytest plugin and an in-process
-implementation in one module (tests/test_case_groups.py runs the suite with both).
+implementation in one module (tests/conformance/test_case_groups.py runs the suite with both).
 
 `capconf run --impl python:case_recorder:make -- -p case_recorder` serves the reference
 simulator in-process and notes, for every case, the ops it sent, the keys of its

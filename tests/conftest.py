@@ -27,9 +27,9 @@ settings.load_profile("ci")
 # tiers carry the mark themselves. `pytest -m "not slow"` (the fast loop) leaves them out;
 # plain `pytest` runs them.
 SLOW_TIERS = (
-    "tests/test_transports.py::test_full_suite_passes_over_subprocess",
-    "tests/test_misbehaving_impl.py::",
-    "tests/test_memory_layout_variant.py::",
+    "tests/protocol/test_transports.py::test_full_suite_passes_over_subprocess",
+    "tests/conformance/test_misbehaving_impl.py::",
+    "tests/memory/test_memory_layout_variant.py::",
 )
 
 

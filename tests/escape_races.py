@@ -3,7 +3,7 @@ directory for a symlink to an outside folder and back, as fast as it can, while 
 thread searches, loads references, reads or writes through the reference's public entry
 points. Each race counts the calls that read or wrote anything outside.
 
-Used by tests/test_escape_races.py (asserts zero) and benchmarks/escape_races.py (prints
+Used by tests/files/test_escape_races.py (asserts zero) and benchmarks/escape_races.py (prints
 the counts, also against another checkout, to measure the state before a fix). Only entry
 points whose signatures are stable across versions are called.
 """
@@ -114,12 +114,10 @@ def kb_search_race(base: Path, calls: int = 100) -> RaceResult:
 def use_skill_race(base: Path, calls: int = 600) -> RaceResult:
     from capconf.simulator.core.diagnostics import Location, Mode
     from capconf.simulator.definition.declarations import NameRef
-    from capconf.simulator.skills.packages import (
-        call_use_skill,
-        discover_skills,
-        parse_skill_world,
-        resolve_skills,
-    )
+    from capconf.simulator.skills.discovery import discover_skills
+    from capconf.simulator.skills.resolution import resolve_skills
+    from capconf.simulator.skills.use_skill import call_use_skill
+    from capconf.simulator.skills.world import parse_skill_world
 
     ws, layer, outside = base / "ws", base / "system", base / "outside"
     ws.mkdir(parents=True)

@@ -77,8 +77,8 @@ class InProcessProxy:
     whose driver is the reference dispatcher in this process."""
 
     def __init__(self, folder: str, bug: str, plain: bool = False) -> None:
+        from capconf.simulator.core.wire import encode_response
         from capconf.simulator.protocol.dispatcher import Dispatcher
-        from capconf.simulator.protocol.wire import encode_response
 
         table = _table(folder)
         if bug not in table:

@@ -10,7 +10,10 @@ from typing import Any
 from capconf.simulator.core.diagnostics import Location, Mode
 from capconf.simulator.definition.declarations import NameRef
 from capconf.simulator.mcp.fake_server import launch_spec
-from capconf.simulator.mcp.gateway import ScopedGateway, ServerPool, parse_mcp_world, resolve_mcp
+from capconf.simulator.mcp.gateway import ScopedGateway
+from capconf.simulator.mcp.pool import ServerPool
+from capconf.simulator.mcp.resolution import resolve_mcp
+from capconf.simulator.mcp.world import parse_mcp_world
 
 NOTION = {"name": "notion", "tools": [
     {"name": "search_pages", "description": "Search Notion pages",

@@ -31,7 +31,7 @@ from capconf.simulator.approval.decision import (
     Tier,
     decide,
 )
-from capconf.simulator.protocol.session import Handler, ProtocolError, Session
+from capconf.simulator.compose.session import Handler, ProtocolError, Session
 
 
 def _enum(args: Mapping[str, Any], key: str, kind: Any, default: Any = None) -> Any:

@@ -24,9 +24,9 @@ from capconf.simulator.approval.decision import (
     locate,
     resolve_target,
 )
+from capconf.simulator.compose.world import World
 from capconf.simulator.core.dimension import CallContext
 from capconf.simulator.core.envelope import ToolResult, failure, success
-from capconf.simulator.core.world import World
 from capconf.simulator.files import FileAccessError, Reason, Root, read_fd
 
 READ_LIMIT_BYTES = 262_144

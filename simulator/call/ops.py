@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from capconf.simulator.call.contract import HANDOFF_OUTCOMES, CallState
+from capconf.simulator.compose.session import Handler, ProtocolError, Session
 from capconf.simulator.namespaces.context import NamespaceContext
 from capconf.simulator.namespaces.ops import context, state
-from capconf.simulator.protocol.session import Handler, ProtocolError, Session
 
 KEY = "call"
 MAX_CALLS = 1000

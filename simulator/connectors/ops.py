@@ -18,13 +18,13 @@ from typing import Any
 from capconf.simulator.approval.cards import MAIN_AGENT_ID, CardError
 from capconf.simulator.approval.chain import chain_of, decide_card, hold
 from capconf.simulator.approval.decision import Attendance, Verdict
+from capconf.simulator.compose.session import Handler, ProtocolError, Session
 from capconf.simulator.connectors.custom import EndpointRefusal, register
 from capconf.simulator.connectors.gates import Environment
 from capconf.simulator.connectors.model import ConnectorError, check_size, parse_connector
 from capconf.simulator.connectors.outcomes import Outcome, OutcomeError, parse_outcome
 from capconf.simulator.connectors.runtime import Account, ConnectorRuntime
 from capconf.simulator.core.envelope import ToolResult, failure, success
-from capconf.simulator.protocol.session import Handler, ProtocolError, Session
 
 KEY = "connectors"
 

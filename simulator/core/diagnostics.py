@@ -4,7 +4,7 @@ A diagnostic is data, never an exception: parse mode must keep going after a pro
 (DEF-02), and every problem must say where it is and what to do next (DEF-03). The
 severity of a kind depends on the validation mode, so a kind carries one severity per
 mode and the mode picks it; modules declare their kinds as module-level constants and
-``capconf.simulator.core.diagnostic_catalog`` collects them for SPEC.md's code table.
+``capconf.simulator.compose.diagnostic_catalog`` collects them for SPEC.md's code table.
 """
 
 from __future__ import annotations

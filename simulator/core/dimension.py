@@ -1,23 +1,25 @@
 """The shape every capability dimension shares: declare -> resolve -> section -> tools.
 
-``agent.compile_agent`` walks ``capconf.simulator.areas.DIMENSIONS`` in catalog order and asks
-each for a ``DimensionOutcome``; the dispatcher's ``tool.call`` routes a call to the
-dimension that mounted the tool. Nothing outside a dimension module knows how that
-dimension resolves names or renders its section.
+``capconf.simulator.compose.agent.compile_agent`` walks ``capconf.simulator.areas.DIMENSIONS``
+in catalog order and asks each for a ``DimensionOutcome``; the dispatcher's ``tool.call``
+routes a call to the dimension that mounted the tool. Nothing outside a dimension module
+knows how that dimension resolves names or renders its section.
+
+The protocol is generic in the definition it reads, so that this ground floor needs no
+area: the composition root fixes it to ``definition.document.Definition``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from capconf.simulator.core.diagnostics import Diagnostic, Mode
 from capconf.simulator.core.envelope import ToolResult
 from capconf.simulator.core.mounted import MountedTool
 
-if TYPE_CHECKING:
-    from capconf.simulator.definition.document import Definition
+DefinitionT = TypeVar("DefinitionT", contravariant=True)
 
 
 @dataclass(frozen=True)
@@ -51,12 +53,12 @@ class CallContext:
     session_state: dict[str, Any] = field(default_factory=dict)
 
 
-class Dimension(Protocol):
+class Dimension(Protocol[DefinitionT]):
     key: str  # "skills" | "knowledge" | "mcp" | "memory"
 
     def parse_world(self, args: Any, workspace: Path) -> Any: ...
 
-    def compile(self, definition: Definition, world: Any,
+    def compile(self, definition: DefinitionT, world: Any,
                 ctx: CompileContext) -> DimensionOutcome: ...
 
     def call(self, tool: str, args: dict[str, Any], outcome: DimensionOutcome, world: Any,

@@ -9,7 +9,7 @@ combining marks and decimal digits of the *recommended* scripts of UTS #31 Table
 limited-use or excluded script, or is not a letter, mark or digit at all.
 
 ``RANGES`` is generated (``python -m capconf.simulator.core.scripts``, which needs
-``fonttools`` at generation time only) and checked by ``tests/test_unicode_names.py``.
+``fonttools`` at generation time only) and checked by ``tests/core/test_unicode_names.py``.
 """
 
 from __future__ import annotations

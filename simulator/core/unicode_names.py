@@ -150,6 +150,16 @@ def name_problem(name: str, punctuation: str = "-_") -> str | None:
     return None if reason is None else f"the name {_RULES[reason].message}"
 
 
+FILE_NAME_PUNCTUATION = "._-"
+"""A name that is also a folder's or a file's name (a skill package, a knowledge source, a
+memory file) may hold a dot besides ``-`` and ``_``: one rule for all of them."""
+
+
+def file_name_problem(name: str) -> str | None:
+    """``name_problem`` for a name that is also a folder or file name."""
+    return name_problem(name, FILE_NAME_PUNCTUATION)
+
+
 def name_reason(name: str, punctuation: str = "-_") -> str | None:
     """Like ``name_problem`` but the reason code (``empty``, ``too_long`` or a rule)."""
     if name == "":

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from capconf.simulator.core.agent import compile_agent
+from capconf.simulator.compose.agent import compile_agent
+from capconf.simulator.compose.session import Handler, ProtocolError, Session
 from capconf.simulator.core.diagnostics import Mode
 from capconf.simulator.delegation.capability import DelegationCapability, DelegationError
 from capconf.simulator.delegation.host import END_STATES
@@ -21,7 +22,6 @@ from capconf.simulator.delegation.tools import (
     capability_of,
     new_capability,
 )
-from capconf.simulator.protocol.session import Handler, ProtocolError, Session
 
 ROLES = ("user", "assistant")
 

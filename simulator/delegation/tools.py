@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from capconf.simulator.approval.chain import chain_of
-from capconf.simulator.core.agent import compile_agent
+from capconf.simulator.compose.agent import compile_agent
+from capconf.simulator.compose.session import Session
 from capconf.simulator.core.diagnostics import Mode
 from capconf.simulator.core.envelope import ToolResult, failure, success
 from capconf.simulator.delegation.capability import (
@@ -23,7 +24,6 @@ from capconf.simulator.delegation.capability import (
 )
 from capconf.simulator.delegation.implementers import FRESH, default_implementers
 from capconf.simulator.delegation.lineage import Limits
-from capconf.simulator.protocol.session import Session
 
 STATE_KEY = "delegation"
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from capconf.simulator.compose.world import World
 from capconf.simulator.core.names import ascii_fold
-from capconf.simulator.core.world import World
-from capconf.simulator.mcp.gateway import McpWorld
-from capconf.simulator.skills.packages import SkillWorld, discover_skills, skill_location
+from capconf.simulator.mcp.world import McpWorld
+from capconf.simulator.skills.discovery import discover_skills
+from capconf.simulator.skills.resolution import skill_location
+from capconf.simulator.skills.world import SkillWorld
 
 MEMORY_MODES = ("none", "private", "shared")
 

@@ -7,21 +7,8 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
-from capconf.simulator.core.agent import compile_agent
-from capconf.simulator.core.diagnostics import Mode
-from capconf.simulator.editor.candidates import candidates
-from capconf.simulator.editor.splice import (
-    MEMORY_MODES,
-    REMOVABLE,
-    UNSETTABLE,
-    EditField,
-    FormEdit,
-    Refusal,
-    RefusalCode,
-    apply_edit,
-)
-from capconf.simulator.editor.unknown import unknown_names
-from capconf.simulator.protocol.session import (
+from capconf.simulator.compose.agent import compile_agent
+from capconf.simulator.compose.session import (
     Handler,
     ProtocolError,
     Session,
@@ -29,6 +16,19 @@ from capconf.simulator.protocol.session import (
     read_format,
     read_source,
 )
+from capconf.simulator.core.diagnostics import Mode
+from capconf.simulator.editor.candidates import candidates
+from capconf.simulator.editor.form import (
+    MEMORY_MODES,
+    REMOVABLE,
+    UNSETTABLE,
+    EditField,
+    FormEdit,
+    Refusal,
+    RefusalCode,
+)
+from capconf.simulator.editor.splice import apply_edit
+from capconf.simulator.editor.unknown import unknown_names
 
 
 def op_candidates(session: Session, args: Mapping[str, Any]) -> Any:

@@ -13,19 +13,21 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 from capconf.simulator.core.diagnostics import Mode, Severity
-from capconf.simulator.definition.document import (
-    KNOWN_KEYS,
-    Definition,
-    SourceFormat,
-    normalize_body,
-    parse_definition,
+from capconf.simulator.definition.document import Definition, SourceFormat, normalize_body
+from capconf.simulator.definition.parse import parse_definition
+from capconf.simulator.definition.yamlsource import LMap, LNode, LScalar, LSeq
+from capconf.simulator.editor.form import (
+    NAME_LIST_FIELDS,
+    EditField,
+    EditOutcome,
+    FormEdit,
+    Refusal,
+    RefusalCode,
 )
-from capconf.simulator.definition.yamlsource import LMap, LNode, LScalar, LSeq, Mark, load_yaml
+from capconf.simulator.editor.located import LocatedDoc, RefusedEdit, unsafe
 from capconf.simulator.editor.text import (
     Newlines,
     Splice,
@@ -33,215 +35,10 @@ from capconf.simulator.editor.text import (
     line_start,
     read_newlines,
     scalar_text,
-    trim_trailing_space,
 )
 
-
-class EditField(StrEnum):
-    NAME = "name"
-    DESCRIPTION = "description"
-    TOOLS = "tools"
-    SKILLS = "skills"
-    MCP_SERVERS = "mcp.servers"
-    KNOWLEDGE = "knowledge"
-    MEMORY = "memory"
-    BODY = "body"
-
-
-NAME_LIST_FIELDS = (EditField.TOOLS, EditField.SKILLS, EditField.MCP_SERVERS)
-# Fields whose key may be removed (value null): absence means "not declared".
-UNSETTABLE = (*NAME_LIST_FIELDS, EditField.KNOWLEDGE, EditField.MEMORY)
-# Fields with entries that `remove` (by the entry's index in its path) can take out.
-REMOVABLE = (*NAME_LIST_FIELDS, EditField.KNOWLEDGE)
-MEMORY_MODES = ("none", "private", "shared")
-
-
-class RefusalCode(StrEnum):
-    UNREADABLE = "document_unreadable"  # the document does not load at all
-    NOT_STRICT_YAML = "not_strict_yaml"  # front matter recovered leniently (DEF-02)
-    NO_SUCH_ENTRY = "no_such_entry"  # `remove` names an index the field does not have
-    UNSAFE = "unsafe_splice"  # the text cannot be changed without touching other text
-
-
-# (code, when) -- the SPEC table of refusals.
-REFUSAL_TABLE: tuple[tuple[str, str], ...] = (
-    (RefusalCode.UNREADABLE, "the document does not load (`loaded: false` in a parse)"),
-    (RefusalCode.NOT_STRICT_YAML,
-     "the front matter is not valid YAML and was read leniently (DEF-02)"),
-    (RefusalCode.NO_SUCH_ENTRY, "`remove` names an entry index the field does not have"),
-    (RefusalCode.UNSAFE, "the field's text cannot be replaced without changing other text, "
-     "or the result would not read back as the edit promised"),
-)
-
-
-@dataclass(frozen=True)
-class FormEdit:
-    """Set one field (``value``; null removes an optional key) or remove the entry at
-    index ``remove`` of a list field."""
-
-    field: EditField
-    value: Any = None
-    remove: int | None = None
-
-
-@dataclass(frozen=True)
-class Refusal:
-    code: RefusalCode
-    message: str
-    line: int | None = None
-    column: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"code": str(self.code), "message": self.message, "line": self.line,
-                "column": self.column}
-
-
-@dataclass(frozen=True)
-class EditOutcome:
-    document: str | None
-    splices: tuple[Splice, ...]  # in offsets of the original text
-    refusal: Refusal | None = None
-
-
-class _Refused(Exception):
-    def __init__(self, code: RefusalCode, message: str, mark: Mark | None = None) -> None:
-        super().__init__(message)
-        self.refusal = Refusal(code, message, mark.line if mark else None,
-                               mark.column if mark else None)
-
-
-def _unsafe(message: str, node: LNode | None = None) -> _Refused:
-    return _Refused(RefusalCode.UNSAFE, message, node.mark if node is not None else None)
-
-
-_EMPTY_MAP = LMap((), Mark(1, 1))
 _DASH = re.compile(r"[ \t]*-[ \t]+")
 _LEAD_BLANK = re.compile(r"(?:[ \t]*\n)*")
-
-
-class _Doc:
-    """The normalised text and its located top-level mapping, offsets in that text."""
-
-    def __init__(self, text: str, definition: Definition) -> None:
-        self.text = text
-        self.definition = definition
-        self.markdown = definition.format is SourceFormat.MARKDOWN
-        if self.markdown:
-            lines = text.split("\n")
-            # the parser's own rule for the closing line (document._split_front_matter)
-            close = next(i for i in range(1, len(lines))
-                         if lines[i].rstrip() in ("---", "..."))
-            self.base = len(lines[0]) + 1
-            yaml_text = "\n".join(lines[1:close])
-            self.fence = self.base + (len(yaml_text) + 1 if close > 1 else 0)
-            root = load_yaml(yaml_text, 1)
-        else:
-            self.base = 0
-            self.fence = len(text)
-            root = load_yaml(text, 0)
-        if root is None:
-            root = _EMPTY_MAP
-        if not isinstance(root, LMap):
-            raise _unsafe("the document is not a block mapping")
-        if root.flow:
-            raise _unsafe("the document is a flow mapping `{...}`; edit it by hand", root)
-        self.root = root
-
-    # offsets -----------------------------------------------------------------------
-    def start(self, node: LNode) -> int:
-        return self.base + node.start
-
-    def end(self, node: LNode) -> int:
-        return self.base + node.end
-
-    def content_end(self, node: LNode) -> int:
-        """Where a value's own text ends: block collections and block scalars carry the
-        trailing blank and comment lines in PyYAML's end mark; those are not theirs."""
-        if isinstance(node, LScalar):
-            if node.style in ("|", ">"):
-                return trim_trailing_space(self.text, self.start(node), self.end(node))
-            return self.end(node)
-        if node.flow or not node.items:
-            return self.end(node)
-        last = node.items[-1]
-        return self.content_end(last[1] if isinstance(last, tuple) else last)
-
-    def entry_end(self, key: LScalar, value: LNode) -> int:
-        return line_end(self.text, max(self.content_end(value) - 1, self.start(key)))
-
-    def column(self, node: LNode) -> int:
-        return node.mark.column - 1
-
-    # style -------------------------------------------------------------------------
-    def block_lists(self) -> bool:
-        """New lists follow the document: block style if it already has a block list."""
-        for _, value in self.root.items:
-            nodes = [value]
-            if isinstance(value, LMap):
-                nodes += [v for _, v in value.items]
-            if any(isinstance(n, LSeq) and not n.flow and n.items for n in nodes):
-                return True
-        return False
-
-    def units(self) -> tuple[int, int]:
-        """(indent of a nested mapping, indent of `-` under its key), from the document."""
-        mapping, seq = 2, 2
-        for key, value in self.root.items:
-            if isinstance(value, LMap) and not value.flow and value.items:
-                mapping = max(1, self.column(value.items[0][0]) - self.column(key))
-                break
-        for key, value in self.root.items:
-            if isinstance(value, LSeq) and not value.flow and value.items:
-                item = value.items[0]
-                start = line_start(self.text, self.start(item))
-                dash = len(self.text[start:self.start(item)]) - len(
-                    self.text[start:self.start(item)].lstrip(" "))
-                seq = max(0, dash - self.column(key))
-                break
-        return mapping, seq
-
-    def key_indent(self) -> str:
-        if self.root.items:
-            return " " * self.column(self.root.items[0][0])
-        return ""
-
-    def entry(self, mapping: LMap, name: str) -> tuple[LScalar, LNode] | None:
-        return next(((k, v) for k, v in mapping.items if k.text == name), None)
-
-    # positions ---------------------------------------------------------------------
-    def insert_point(self, key: str) -> int:
-        """Where a missing top-level key goes: after the nearest known key before it in
-        the DEF-01 order, else before the nearest after it, else after the last key."""
-        order = KNOWN_KEYS.index(key)
-        present = {k.text: (k, v) for k, v in self.root.items}
-        for before in reversed(KNOWN_KEYS[:order]):
-            if before in present:
-                return self.entry_end(*present[before])
-        for after in KNOWN_KEYS[order + 1:]:
-            if after in present:
-                return line_start(self.text, self.start(present[after][0]))
-        if self.root.items:
-            k, v = self.root.items[-1]
-            return self.entry_end(k, v)
-        return self.fence
-
-    def insertion(self, at: int, lines: str) -> Splice:
-        if at > 0 and self.text[at - 1] != "\n":
-            lines = "\n" + lines.removesuffix("\n")
-        return Splice(at, at, lines)
-
-    def delete_entry(self, key: LScalar, value: LNode) -> Splice:
-        start = line_start(self.text, self.start(key))
-        if self.text[start:self.start(key)].strip():
-            raise _unsafe(f"`{key.text}` does not start its own line", key)
-        return Splice(start, self.entry_end(key, value), "")
-
-    def after_colon(self, key: LScalar, value: LScalar) -> int:
-        """An empty value's offset is just after its key's colon; check it is."""
-        at = self.start(value)
-        if self.text[at - 1:at] != ":":
-            raise _unsafe(f"cannot find the `:` after `{key.text}`", key)
-        return at
 
 
 def _is_null(node: LNode) -> bool:
@@ -261,7 +58,7 @@ class _ListEdit:
     """Splices that turn one YAML list (or comma string) into a new list of entries,
     keeping the text (and comments) of every entry that stays."""
 
-    def __init__(self, doc: _Doc, knowledge: bool) -> None:
+    def __init__(self, doc: LocatedDoc, knowledge: bool) -> None:
         self.doc = doc
         self.knowledge = knowledge
 
@@ -301,7 +98,7 @@ class _ListEdit:
         for item in seq.items:
             start = line_start(text, doc.start(item))
             if not _DASH.fullmatch(text[start:doc.start(item)]):
-                raise _unsafe("a list entry does not start its own `- ` line", item)
+                raise unsafe("a list entry does not start its own `- ` line", item)
             units.append((start, line_end(text, max(doc.content_end(item) - 1,
                                                     doc.start(item)))))
         first = seq.items[0]
@@ -346,7 +143,7 @@ class _ListEdit:
     def comma_string(self, node: LScalar, entries: list[str]) -> list[Splice]:
         doc = self.doc
         if node.style in ("|", ">") or "\n" in doc.text[doc.start(node):doc.end(node)]:
-            raise _unsafe("a comma-separated list written over several lines", node)
+            raise unsafe("a comma-separated list written over several lines", node)
         if not entries or any("," in e for e in entries):
             return [Splice(doc.start(node), doc.end(node), self.flow_list(entries))]
         sep = ", " if (", " in node.text or "," not in node.text) else ","
@@ -378,7 +175,7 @@ class _ListEdit:
             return self.comma_string(value, entries)
         if isinstance(value, LScalar):
             return [Splice(doc.start(value), doc.end(value), self.flow_list(entries))]
-        raise _unsafe(f"`{key.text}` holds a mapping; fix its type by hand first", value)
+        raise unsafe(f"`{key.text}` holds a mapping; fix its type by hand first", value)
 
     def new_entry(self, key: str, entries: list[Any], indent: str) -> str:
         doc = self.doc
@@ -389,7 +186,7 @@ class _ListEdit:
         return f"{indent}{key}: {self.flow_list(entries)}\n"
 
 
-def _list_field_node(doc: _Doc, field: EditField) -> tuple[LScalar, LNode] | None:
+def _list_field_node(doc: LocatedDoc, field: EditField) -> tuple[LScalar, LNode] | None:
     if field is EditField.MCP_SERVERS:
         mcp = doc.entry(doc.root, "mcp")
         if mcp is None or not isinstance(mcp[1], LMap):
@@ -406,7 +203,7 @@ def _current_entries(definition: Definition, field: EditField) -> list[Any]:
     return [r.name for r in refs or ()]
 
 
-def _entries_without(doc: _Doc, field: EditField, index: int) -> list[Any]:
+def _entries_without(doc: LocatedDoc, field: EditField, index: int) -> list[Any]:
     """The declared entries expected after removing entry ``index`` (the index in the
     diagnostic path, empty and mistyped entries counted)."""
     d = doc.definition
@@ -418,15 +215,15 @@ def _entries_without(doc: _Doc, field: EditField, index: int) -> list[Any]:
     return [r.name for r in refs if r.location.path[-1] != index]
 
 
-def _remove_splices(doc: _Doc, field: EditField, index: int) -> list[Splice]:
+def _remove_splices(doc: LocatedDoc, field: EditField, index: int) -> list[Splice]:
     found = _list_field_node(doc, field)
     if found is None:
-        raise _Refused(RefusalCode.NO_SUCH_ENTRY, f"`{field}` is not written in the document")
+        raise RefusedEdit(RefusalCode.NO_SUCH_ENTRY, f"`{field}` is not written in the document")
     value = found[1]
     text = doc.text
     if isinstance(value, LSeq):
         if not 0 <= index < len(value.items):
-            raise _Refused(RefusalCode.NO_SUCH_ENTRY,
+            raise RefusedEdit(RefusalCode.NO_SUCH_ENTRY,
                            f"`{field}` has no entry {index}", value.mark)
         item = value.items[index]
         if value.flow:
@@ -435,7 +232,7 @@ def _remove_splices(doc: _Doc, field: EditField, index: int) -> list[Splice]:
             return [Splice(doc.start(value), doc.end(value), _rebuild_flow(doc, value, texts))]
         start = line_start(text, doc.start(item))
         if not _DASH.fullmatch(text[start:doc.start(item)]):
-            raise _unsafe("the entry does not start its own `- ` line", item)
+            raise unsafe("the entry does not start its own `- ` line", item)
         return [Splice(start, line_end(text, max(doc.content_end(item) - 1, doc.start(item))),
                        "")]
     if isinstance(value, LScalar) and isinstance(value.value, str) and not _is_null(value) \
@@ -444,15 +241,15 @@ def _remove_splices(doc: _Doc, field: EditField, index: int) -> list[Splice]:
 
         parts = [name for name, _ in split_names(value.text)]
         if not 0 <= index < len(parts):
-            raise _Refused(RefusalCode.NO_SUCH_ENTRY, f"`{field}` has no entry {index}",
+            raise RefusedEdit(RefusalCode.NO_SUCH_ENTRY, f"`{field}` has no entry {index}",
                            value.mark)
         del parts[index]
         return _ListEdit(doc, False).comma_string(value, parts) if parts else [
             Splice(doc.start(value), doc.end(value), "[]")]
-    raise _Refused(RefusalCode.NO_SUCH_ENTRY, f"`{field}` has no entries", value.mark)
+    raise RefusedEdit(RefusalCode.NO_SUCH_ENTRY, f"`{field}` has no entries", value.mark)
 
 
-def _rebuild_flow(doc: _Doc, seq: LSeq, texts: list[str]) -> str:
+def _rebuild_flow(doc: LocatedDoc, seq: LSeq, texts: list[str]) -> str:
     text = doc.text
     start, end = doc.start(seq), doc.end(seq)
     outside = text[start:end]
@@ -460,7 +257,7 @@ def _rebuild_flow(doc: _Doc, seq: LSeq, texts: list[str]) -> str:
         a, b = doc.start(item) - start, doc.end(item) - start
         outside = outside[:a] + " " * (b - a) + outside[b:]
     if re.search(r"(?:^|\s)#", outside):
-        raise _unsafe("a comment inside a flow list `[...]` would be lost", seq)
+        raise unsafe("a comment inside a flow list `[...]` would be lost", seq)
     sep, pad = ", ", ""
     if len(seq.items) >= 2:
         between = text[doc.end(seq.items[0]):doc.start(seq.items[1])]
@@ -472,7 +269,7 @@ def _rebuild_flow(doc: _Doc, seq: LSeq, texts: list[str]) -> str:
     return "[" + pad + sep.join(texts) + pad + "]" if texts else "[]"
 
 
-def _set_list(doc: _Doc, field: EditField, entries: list[Any] | None) -> list[Splice]:
+def _set_list(doc: LocatedDoc, field: EditField, entries: list[Any] | None) -> list[Splice]:
     lst = _ListEdit(doc, field is EditField.KNOWLEDGE)
     if field is EditField.MCP_SERVERS:
         return _set_mcp(doc, lst, entries)
@@ -485,7 +282,7 @@ def _set_list(doc: _Doc, field: EditField, entries: list[Any] | None) -> list[Sp
     return lst.replace_value(found[0], found[1], entries)
 
 
-def _set_mcp(doc: _Doc, lst: _ListEdit, entries: list[Any] | None) -> list[Splice]:
+def _set_mcp(doc: LocatedDoc, lst: _ListEdit, entries: list[Any] | None) -> list[Splice]:
     mcp = doc.entry(doc.root, "mcp")
     map_unit, _ = doc.units()
     if mcp is None:
@@ -504,7 +301,7 @@ def _set_mcp(doc: _Doc, lst: _ListEdit, entries: list[Any] | None) -> list[Splic
         inner = lst.new_entry("servers", entries, " " * (doc.column(key) + map_unit))
         return [doc.insertion(line_end(doc.text, doc.start(key)), inner)]
     if not isinstance(value, LMap):
-        raise _unsafe("`mcp` is not a mapping; fix its type by hand first", value)
+        raise unsafe("`mcp` is not a mapping; fix its type by hand first", value)
     servers = doc.entry(value, "servers")
     if entries is None:
         if servers is None:
@@ -512,19 +309,19 @@ def _set_mcp(doc: _Doc, lst: _ListEdit, entries: list[Any] | None) -> list[Splic
         if len(value.items) == 1:
             return [doc.delete_entry(key, value)]
         if value.flow:
-            raise _unsafe("`mcp` is a flow mapping `{...}` with other keys", value)
+            raise unsafe("`mcp` is a flow mapping `{...}` with other keys", value)
         return [doc.delete_entry(*servers)]
     if servers is not None:
         return lst.replace_value(servers[0], servers[1], entries)
     if value.flow or not value.items:
-        raise _unsafe("`mcp` is a flow mapping `{...}` without `servers`", value)
+        raise unsafe("`mcp` is a flow mapping `{...}` without `servers`", value)
     first_key = value.items[0][0]
     inner = lst.new_entry("servers", entries, " " * doc.column(first_key))
     last_key, last_value = value.items[-1]
     return [doc.insertion(doc.entry_end(last_key, last_value), inner)]
 
 
-def _set_scalar(doc: _Doc, field: str, value: str | None) -> list[Splice]:
+def _set_scalar(doc: LocatedDoc, field: str, value: str | None) -> list[Splice]:
     found = doc.entry(doc.root, field)
     if value is None:
         return [] if found is None else [doc.delete_entry(*found)]
@@ -549,7 +346,7 @@ def _literal_block(value: str, indent: int, key_column: int) -> str:
     return f"|{indicator}\n{body}"
 
 
-def _set_body(doc: _Doc, value: str) -> list[Splice]:
+def _set_body(doc: LocatedDoc, value: str) -> list[Splice]:
     text = doc.text
     value = value.replace("\r\n", "\n").replace("\r", "\n")
     if doc.markdown:
@@ -576,7 +373,7 @@ def _set_body(doc: _Doc, value: str) -> list[Splice]:
         return [doc.insertion(doc.insert_point("prompt"), f"{key_indent}prompt: {block}\n")]
     key, node = found
     if not isinstance(node, LScalar):
-        raise _unsafe("`prompt` is not text; fix its type by hand first", node)
+        raise unsafe("`prompt` is not text; fix its type by hand first", node)
     indent = doc.column(key) + 2
     if node.style == "|" or node.style == ">":
         start = line_end(text, doc.start(node))
@@ -594,7 +391,7 @@ def _set_body(doc: _Doc, value: str) -> list[Splice]:
 # ---------------------------------------------------------------------------- entry
 
 
-def _expected(definition: Definition, edit: FormEdit, doc: _Doc) -> dict[str, Any]:
+def _expected(definition: Definition, edit: FormEdit, doc: LocatedDoc) -> dict[str, Any]:
     data = definition.to_json()
     field = edit.field
     if edit.remove is not None:
@@ -620,7 +417,7 @@ def _expected(definition: Definition, edit: FormEdit, doc: _Doc) -> dict[str, An
     return data
 
 
-def _splices(doc: _Doc, edit: FormEdit) -> list[Splice]:
+def _splices(doc: LocatedDoc, edit: FormEdit) -> list[Splice]:
     field = edit.field
     if edit.remove is not None:
         return _remove_splices(doc, field, edit.remove)
@@ -659,10 +456,10 @@ def apply_edit(source: str, edit: FormEdit, fmt: SourceFormat | None = None,
             "cannot locate the field safely. Quote the offending value in the raw editor "
             "first.", lenient.location.line, lenient.location.column))
     try:
-        doc = _Doc(text, definition)
+        doc = LocatedDoc(text, definition)
         want = _expected(definition, edit, doc)
         splices = _splices(doc, edit)
-    except _Refused as refused:
+    except RefusedEdit as refused:
         return EditOutcome(None, (), refused.refusal)
     new_text = _apply_normalized(text, splices)
     reparsed = parse_definition(new_text, Mode.PARSE, definition.format, filename)

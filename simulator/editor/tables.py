@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from capconf.simulator.core.nearest import CUTOFF_TABLE, MAX_SUGGESTIONS
-from capconf.simulator.editor.splice import REFUSAL_TABLE
+from capconf.simulator.editor.form import REFUSAL_TABLE
 from capconf.simulator.editor.unknown import UNKNOWN_NAME_CODES
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from capconf.simulator.core.agent import AgentView
+from capconf.simulator.compose.agent import AgentView
+from capconf.simulator.compose.world import World
 from capconf.simulator.core.diagnostics import Diagnostic
 from capconf.simulator.core.nearest import nearest
-from capconf.simulator.core.world import World
 from capconf.simulator.editor.candidates import candidate_names
 
 # diagnostic code -> the field whose entry it reports -- SPEC table.

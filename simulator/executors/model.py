@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from capconf.simulator.core import wire
 from capconf.simulator.core.envelope import ToolResult, failure, success
-from capconf.simulator.protocol import wire
 
 STATES: tuple[tuple[str, str], ...] = (
     ("not_provisioned", "the executor is not installed on the host; nothing can reveal it"),

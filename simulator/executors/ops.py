@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from capconf.simulator.compose.session import Handler, ProtocolError, Session
 from capconf.simulator.executors.model import Executor, ExecutorWorld, Worker
-from capconf.simulator.protocol.session import Handler, ProtocolError, Session
 
 KEY = "executors"
 

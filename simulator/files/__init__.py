@@ -4,7 +4,7 @@ opened and acting on that same descriptor (knowledge walk and reads, skill packa
 use_skill references, memory files, built-in read/write/edit, approved writes).
 
 Its race and FIFO cases live with the areas that use it (test_knowledge.py, test_skills.py,
-test_approval.py); tests/test_escape_races.py races it in the project's own tests.
+test_approval.py); tests/files/test_escape_races.py races it in the project's own tests.
 
 Requirements: KB-07 SKILL-05 MEM-10 APPR-01
 Spec: SPEC.md section 1.1

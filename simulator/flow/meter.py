@@ -34,9 +34,9 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, cast
 
+from capconf.simulator.core.wire import _has_surrogate as has_surrogate
 from capconf.simulator.flow import bounds as _bounds
 from capconf.simulator.flow.bounds import BOUNDS, Bounds
-from capconf.simulator.protocol.wire import _has_surrogate as has_surrogate
 
 MIN_INT, MAX_INT = -(2**63), 2**63 - 1
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from capconf.simulator.compose.live_agents import agent_factory
+from capconf.simulator.compose.session import Handler, ProtocolError, Session
 from capconf.simulator.core.envelope import failure, success
 from capconf.simulator.delegation.implementers import FRESH
 from capconf.simulator.delegation.tools import capability_of
@@ -20,8 +22,6 @@ from capconf.simulator.flow.runtimes import (
     runtime_named,
 )
 from capconf.simulator.flow.tool import check_arguments, tool_spec
-from capconf.simulator.protocol.core_ops import agent_factory
-from capconf.simulator.protocol.session import Handler, ProtocolError, Session
 
 
 def _runtime(args: Mapping[str, Any]) -> ScriptRuntime:

@@ -24,16 +24,9 @@ from capconf.simulator.core.envelope import ToolResult, failure, success
 from capconf.simulator.core.names import ascii_fold, split_terms
 from capconf.simulator.definition.declarations import KnowledgeDeclaration
 from capconf.simulator.files import FileAccessError, Reason, Root, read_fd
-from capconf.simulator.knowledge.sources import (
-    KnowledgeResolution,
-    KnowledgeSource,
-    Skipped,
-    SkipReason,
-    SourceFile,
-    check_glob,
-    normalized_pattern,
-    walk_source,
-)
+from capconf.simulator.knowledge.globs import check_glob, normalized_pattern
+from capconf.simulator.knowledge.sources import KnowledgeResolution, KnowledgeSource
+from capconf.simulator.knowledge.walk import Skipped, SkipReason, SourceFile, walk_source
 from capconf.simulator.tools.catalog import ToolSpec
 
 BYTE_BUDGET = 8_388_608  # KB-04

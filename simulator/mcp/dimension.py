@@ -17,18 +17,11 @@ from capconf.simulator.core.diagnostics import WorldSetupError
 from capconf.simulator.core.dimension import CallContext, CompileContext, DimensionOutcome
 from capconf.simulator.core.envelope import ToolResult, failure
 from capconf.simulator.core.mounted import MountedTool
-from capconf.simulator.mcp.gateway import (
-    McpResolution,
-    McpWorld,
-    PendingApproval,
-    ScopedGateway,
-    ServerPool,
-    catalog_section,
-    check_external_in_knowledge,
-    mounted_tools,
-    parse_mcp_world,
-    resolve_mcp,
-)
+from capconf.simulator.mcp.catalog import catalog_section, mounted_tools
+from capconf.simulator.mcp.gateway import PendingApproval, ScopedGateway
+from capconf.simulator.mcp.pool import ServerPool
+from capconf.simulator.mcp.resolution import McpResolution, check_external_in_knowledge, resolve_mcp
+from capconf.simulator.mcp.world import McpWorld, parse_mcp_world
 
 if TYPE_CHECKING:
     from capconf.simulator.definition.document import Definition

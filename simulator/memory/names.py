@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from capconf.simulator.core.unicode_names import unicode_reason
+from capconf.simulator.core.unicode_names import FILE_NAME_PUNCTUATION, unicode_reason
 
 MAX_NAME_BYTES = 64
 NAME_SUFFIX = ".md"
@@ -81,7 +81,7 @@ _UNICODE_REASONS = ("control", "bidi", "invisible", "not_nfc", "compatibility", 
 def _failing_reason(name: str) -> str | None:
     # The suffix is not part of the script check: `заметки.md` is one script, Cyrillic.
     stem = name[: -len(NAME_SUFFIX)] if name.endswith(NAME_SUFFIX) else name
-    unicode = unicode_reason(stem or name, "._-")
+    unicode = unicode_reason(stem or name, FILE_NAME_PUNCTUATION)
     checks = (
         ("empty", name == ""),
         ("nul", "\x00" in name),

@@ -16,9 +16,9 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from capconf.simulator.compose.live_agents import compile_from_args, op_tool_call, unloadable
+from capconf.simulator.compose.session import Handler, ProtocolError, Session, read_mode
 from capconf.simulator.memory.binding import MemoryBinding
-from capconf.simulator.protocol.core_ops import compile_from_args, op_tool_call, unloadable
-from capconf.simulator.protocol.session import Handler, ProtocolError, Session, read_mode
 
 MAX_CALLS = 10000
 

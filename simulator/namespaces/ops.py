@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from capconf.simulator.compose.session import Handler, ProtocolError, Session
 from capconf.simulator.namespaces.catalog import CatalogError, parse_catalog
 from capconf.simulator.namespaces.context import NamespaceContext, NamespaceState
 from capconf.simulator.namespaces.surface import rendered_bytes, surface
-from capconf.simulator.protocol.session import Handler, ProtocolError, Session
 
 KEY = "namespaces"
 

@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from capconf.simulator.protocol.op_tables import FEATURES, all_ops
-from capconf.simulator.protocol.session import Handler, ProtocolError, Session
-from capconf.simulator.protocol.wire import (
+from capconf.simulator.compose.session import Handler, ProtocolError, Session
+from capconf.simulator.core.wire import (
     WireError,
     check_request,
     decode_line,
     find_problem,
     request_id,
 )
+from capconf.simulator.protocol.op_tables import FEATURES, all_ops
 
 
 class Dispatcher:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from capconf.simulator.approval.ops import OPS as MCP_APPROVAL_OPS
 from capconf.simulator.call.ops import OPS as CALL_OPS
+from capconf.simulator.compose.session import Handler
 from capconf.simulator.connectors.ops import OPS as CONNECTOR_OPS
 from capconf.simulator.delegation.ops import OPS as DELEGATION_OPS
 from capconf.simulator.editor.ops import OPS as EDITOR_OPS
@@ -16,7 +17,6 @@ from capconf.simulator.flow.ops import OPS as FLOW_OPS
 from capconf.simulator.memory.ops import OPS as MEMORY_OPS
 from capconf.simulator.namespaces.ops import OPS as NAMESPACE_OPS
 from capconf.simulator.protocol.core_ops import CORE_OPS
-from capconf.simulator.protocol.session import Handler
 from capconf.simulator.skills.ops import OPS as SKILLS_KNOWLEDGE_OPS
 
 FEATURES: tuple[str, ...] = ("def", "tool", "prompt", "call", "memory", "skills", "knowledge",

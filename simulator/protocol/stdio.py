@@ -14,8 +14,8 @@ import sys
 from collections.abc import Iterator
 from typing import IO
 
+from capconf.simulator.core.wire import MAX_LINE_BYTES, WireError, encode_response
 from capconf.simulator.protocol.dispatcher import Dispatcher
-from capconf.simulator.protocol.wire import MAX_LINE_BYTES, WireError, encode_response
 
 JSON_WHITESPACE = b" \t\r"
 

@@ -13,17 +13,11 @@ from typing import TYPE_CHECKING, Any
 from capconf.simulator.core.dimension import CallContext, CompileContext, DimensionOutcome
 from capconf.simulator.core.envelope import ToolResult, failure
 from capconf.simulator.core.mounted import MountedTool
-from capconf.simulator.skills.packages import (
-    SkillResolution,
-    SkillWorld,
-    call_skill_search,
-    call_use_skill,
-    discover_skills,
-    parse_skill_world,
-    resolve_skills,
-    skill_tools,
-    skills_catalog_section,
-)
+from capconf.simulator.skills.catalog import skills_catalog_section
+from capconf.simulator.skills.discovery import discover_skills
+from capconf.simulator.skills.resolution import SkillResolution, resolve_skills
+from capconf.simulator.skills.use_skill import call_skill_search, call_use_skill, skill_tools
+from capconf.simulator.skills.world import SkillWorld, parse_skill_world
 
 if TYPE_CHECKING:
     from capconf.simulator.definition.document import Definition

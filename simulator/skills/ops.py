@@ -19,9 +19,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from capconf.simulator.compose.session import Handler, ProtocolError, Session
 from capconf.simulator.core.names import ascii_fold
-from capconf.simulator.protocol.session import Handler, ProtocolError, Session
-from capconf.simulator.skills.packages import SkillResolution, SkillWorld
 from capconf.simulator.skills.preferences import (
     Preference,
     PreferenceKind,
@@ -29,6 +28,8 @@ from capconf.simulator.skills.preferences import (
     TaskEvent,
     decide_offer,
 )
+from capconf.simulator.skills.resolution import SkillResolution
+from capconf.simulator.skills.world import SkillWorld
 
 
 def op_skills_resolved(session: Session, args: Mapping[str, Any]) -> Any:

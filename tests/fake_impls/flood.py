@@ -1,5 +1,5 @@
 """Writes to stderr without end (a driver's log gone wild, or a grandchild of a wrapper
-that inherited the pipes). Used behind wrappers in tests/test_runner_processes.py."""
+that inherited the pipes). Used behind wrappers in tests/conformance/test_runner_processes.py."""
 
 from __future__ import annotations
 

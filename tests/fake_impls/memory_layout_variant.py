@@ -5,7 +5,7 @@ A runtime may choose otherwise; here every agent lives two levels down, under a 
 its ASCII-folded name (`<subagent_root>/by-name/<16 hex>/store`). Its `hello` leaves out
 `reference-text`, as a runtime with its own layout would. The behaviour cases of MEM-01,
 MEM-04 and the memory cases of DELEG-05 and the Unicode names must still pass: they ask
-`memory.locate` instead of assuming the layout (tests/test_memory_layout_variant.py).
+`memory.locate` instead of assuming the layout (tests/memory/test_memory_layout_variant.py).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 tests, never part of the installed product.
 
 Each mutant is a plausible real bug and names the requirements whose conformance cases
-must catch it (``tests/test_mutants.py`` runs the suite against every one). A mutant
+must catch it (``tests/conformance/test_mutants.py`` runs the suite against every one). A mutant
 patches the process it runs in, so it is served either in a dedicated ``capconf run``
 process (``--impl python:mutants:dispatcher:NAME``) or over stdio
 (``python -m mutants NAME``), with ``tests/`` on ``PYTHONPATH``.
@@ -38,10 +38,10 @@ def mutant_table() -> dict[str, tuple[str, tuple[str, ...]]]:
 def first_kills(path: Path = FIRST_KILLS) -> dict[str, str]:
     """name -> the case ID that killed the mutant when this file was last written.
 
-    Only an order: ``tests/test_mutants.py`` runs that case before the mutant's other
+    Only an order: ``tests/conformance/test_mutants.py`` runs that case before the mutant's other
     cases, so a mutant killed by its 38th case costs one case. The cases run are the
     same; a stale or missing line only costs time (a new mutant has none until the file
-    is rewritten: ``CAPCONF_UPDATE_FIRST_KILLS=1 pytest tests/test_mutants.py``)."""
+    is rewritten: ``CAPCONF_UPDATE_FIRST_KILLS=1 pytest tests/conformance/test_mutants.py``)."""
     if not path.exists():
         return {}
     kills: dict[str, str] = {}
@@ -54,5 +54,5 @@ def first_kills(path: Path = FIRST_KILLS) -> dict[str, str]:
 
 def render_first_kills(kills: dict[str, str]) -> str:
     header = ("# mutant -> the case that killed it, run first (an order only; written by\n"
-              "# CAPCONF_UPDATE_FIRST_KILLS=1 pytest tests/test_mutants.py)\n")
+              "# CAPCONF_UPDATE_FIRST_KILLS=1 pytest tests/conformance/test_mutants.py)\n")
     return header + "".join(f"{name} {case}\n" for name, case in sorted(kills.items()))

@@ -1,7 +1,7 @@
 """Deliberately broken variants of the reference, each a plausible real bug.
 
 A conformance check is only worth having if some plausible implementation fails it.
-Each mutant names the requirements whose tests must catch it; ``tests/test_mutants.py``
+Each mutant names the requirements whose tests must catch it; ``tests/conformance/test_mutants.py``
 runs the suite against every mutant and fails if those tests still pass. Mutants patch
 the process they run in, so they are applied only in a dedicated driver process
 (``capconf driver --mutant NAME``).
@@ -51,7 +51,7 @@ def _lowercase_resolver() -> None:
         return replace(grant, resolved=resolved, diagnostics=diagnostics)
 
     _patch(tool_grants, "resolve_tools", buggy)
-    import capconf.simulator.core.agent as agent
+    import capconf.simulator.compose.agent as agent
 
     _patch(agent, "resolve_tools", buggy)
 
@@ -67,7 +67,7 @@ def _unicode_fold() -> None:
 
 def _empty_section_for_undeclared() -> None:
     """An undeclared dimension still renders an empty heading, breaking the cache."""
-    import capconf.simulator.core.agent as agent
+    import capconf.simulator.compose.agent as agent
 
     real = _original(agent, "assemble_prompt")
 
@@ -81,7 +81,7 @@ def _empty_section_for_undeclared() -> None:
 
 def _catalog_after_body() -> None:
     """The body is placed before the catalog, losing its last word."""
-    import capconf.simulator.core.agent as agent
+    import capconf.simulator.compose.agent as agent
     from capconf.simulator.prompt.assembly import Prompt, PromptPart
 
     real = _original(agent, "assemble_prompt")
@@ -107,14 +107,14 @@ def _drop_unknown_silently() -> None:
             d for d in grant.diagnostics if d.code != "TOOL-UNKNOWN"))
 
     _patch(tool_grants, "resolve_tools", buggy)
-    import capconf.simulator.core.agent as agent
+    import capconf.simulator.compose.agent as agent
 
     _patch(agent, "resolve_tools", buggy)
 
 
 def _no_session_check() -> None:
     """Grants every registry tool, whether or not the session has it."""
-    import capconf.simulator.core.agent as agent
+    import capconf.simulator.compose.agent as agent
 
     real = tool_grants.resolve_tools
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from capconf.simulator.core import world
+from capconf.simulator.compose import world
 from capconf.simulator.core.names import ascii_fold
-from capconf.simulator.definition import document as definition
 from capconf.simulator.definition import serialize, yamlsource
 from capconf.simulator.prompt import assembly as prompt
 from capconf.simulator.protocol import core_ops as ops_core
@@ -17,6 +16,11 @@ from capconf.simulator.protocol import dispatcher as dispatcher_module
 from capconf.simulator.tools import grants as tool_grants
 from capconf.simulator.tools import registry
 from mutants.base import Mutant, _original, _patch
+from mutants.split import ModuleGroup
+
+# definition/document.py before it was split into the document and its parser (issue 24)
+definition = ModuleGroup("capconf.simulator.definition.document",
+                         "capconf.simulator.definition.parse")
 
 
 def _body_keeps_front_matter() -> None:
@@ -79,7 +83,7 @@ def _duplicates_granted_twice() -> None:
                          for r in grant.resolved)
         return replace(grant, resolved=resolved)
 
-    import capconf.simulator.core.agent as agent
+    import capconf.simulator.compose.agent as agent
 
     _patch(agent, "resolve_tools", buggy)
 
@@ -205,7 +209,7 @@ def _prompt_without_catalog() -> None:
         bare = real(frame, {}, body)
         return prompt.Prompt(bare.text, good.parts)
 
-    import capconf.simulator.core.agent as agent
+    import capconf.simulator.compose.agent as agent
 
     _patch(agent, "assemble_prompt", buggy)
 

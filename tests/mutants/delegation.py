@@ -19,7 +19,7 @@ CAP = "capconf.simulator.delegation.capability"
 
 def _ceiling_tools() -> None:
     """The child's tools are capped by its parent's (a permission tree by lineage)."""
-    core = _module("capconf.simulator.protocol.core_ops")
+    core = _module("capconf.simulator.compose.live_agents")
     real = core.agent_factory
 
     def factory(session: Any) -> Any:
@@ -218,8 +218,8 @@ def _report_only_in_process() -> None:
 
 def _parent_scope() -> None:
     """A child is bound to its parent's scope key: its memory is the parent's directory."""
-    core = _module("capconf.simulator.protocol.core_ops")
-    agent = _module("capconf.simulator.core.agent")
+    core = _module("capconf.simulator.compose.live_agents")
+    agent = _module("capconf.simulator.compose.agent")
     real = core.agent_factory
 
     def factory(session: Any) -> Any:

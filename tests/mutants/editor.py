@@ -12,7 +12,7 @@ from mutants.base import Mutant, _original, _patch
 
 def _edit_reserializes() -> None:
     """The form edit writes the whole document again (comments, order, quoting lost)."""
-    from capconf.simulator.core.agent import compile_agent
+    from capconf.simulator.compose.agent import compile_agent
     from capconf.simulator.core.diagnostics import Mode
     from capconf.simulator.definition.serialize import serialize_definition
 
@@ -89,7 +89,7 @@ def _unknown_unlocated() -> None:
 
 def _diagnostics_of_source() -> None:
     """The edit answers the source's diagnostics, not those of the document it returns."""
-    from capconf.simulator.protocol.session import read_source
+    from capconf.simulator.compose.session import read_source
 
     real = _original(ops, "_diagnostics")
 

@@ -117,7 +117,7 @@ def _kb_walk_once() -> None:
 
 def _kb_fifo_not_reported() -> None:
     """A FIFO matched by the glob is left out silently instead of reported as skipped."""
-    sources = _module("capconf.simulator.knowledge.sources")
+    sources = _module("capconf.simulator.knowledge.walk")
     real = sources._classify
 
     def classify(*args: Any) -> Any:
@@ -132,8 +132,8 @@ def _kb_fifo_not_reported() -> None:
 def _skill_reference_checked_once() -> None:
     """A reference's containment is decided at its first use and remembered; later loads
     open the same path string, through whatever its directories have become."""
-    skills = _module("capconf.simulator.skills.packages")
-    real = skills._read_in_folder
+    readers = [_module(f"capconf.simulator.skills.{m}") for m in ("discovery", "use_skill")]
+    real = readers[0].read_in_folder
     verdicts: dict[tuple[str, str], Any] = {}
 
     def read_in_folder(folder: Path, rel: str, limit: int | None) -> Any:
@@ -153,14 +153,15 @@ def _skill_reference_checked_once() -> None:
         finally:
             os.close(fd)
 
-    skills._read_in_folder = read_in_folder
+    for reader in readers:
+        reader.read_in_folder = read_in_folder
 
 
 def _skill_fifo_reference_empty() -> None:
     """A FIFO reference is opened without blocking and returned as an empty text."""
-    skills = _module("capconf.simulator.skills.packages")
+    readers = [_module(f"capconf.simulator.skills.{m}") for m in ("discovery", "use_skill")]
     files = _module("capconf.simulator.files")
-    real = skills._read_in_folder
+    real = readers[0].read_in_folder
 
     def read_in_folder(folder: Path, rel: str, limit: int | None) -> Any:
         try:
@@ -171,7 +172,8 @@ def _skill_fifo_reference_empty() -> None:
                 return b"", 0
         return real(folder, rel, limit)
 
-    skills._read_in_folder = read_in_folder
+    for reader in readers:
+        reader.read_in_folder = read_in_folder
 
 
 MUTANTS: tuple[Mutant, ...] = (

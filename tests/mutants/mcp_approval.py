@@ -11,6 +11,13 @@ from dataclasses import replace
 from typing import Any
 
 from mutants.base import Mutant
+from mutants.split import ModuleGroup
+
+
+def _mcp_gateway() -> ModuleGroup:
+    """``mcp/gateway.py`` as it was before it was split by job (issue 24)."""
+    return ModuleGroup(*(f"capconf.simulator.mcp.{m}" for m in (
+        "gateway", "names", "world", "resolution", "catalog", "pool")))
 
 
 def _module(name: str) -> Any:
@@ -34,7 +41,7 @@ def _shared_gateway() -> None:
 
 def _casefold_call_names() -> None:
     """Model-facing server names are matched case-insensitively."""
-    gateway = _module("capconf.simulator.mcp.gateway")
+    gateway = _mcp_gateway()
 
     def server(self: Any, name: str) -> Any:
         return next((s for s in self.granted if s.name.casefold() == name.casefold()), None)
@@ -44,7 +51,7 @@ def _casefold_call_names() -> None:
 
 def _split_at_last_separator() -> None:
     """``server__tool`` is split at the last ``__``, so a tool name can carry a server."""
-    gateway = _module("capconf.simulator.mcp.gateway")
+    gateway = _mcp_gateway()
 
     def split(name: str) -> tuple[str, str] | None:
         index = name.rfind("__")
@@ -57,7 +64,7 @@ def _split_at_last_separator() -> None:
 
 def _allowlist_ignored() -> None:
     """The server's approval allow-list is never consulted: every call asks."""
-    gateway = _module("capconf.simulator.mcp.gateway")
+    gateway = _mcp_gateway()
     gateway.McpCall.allowlisted = property(lambda self: False)
 
 
@@ -65,7 +72,7 @@ def _runs_before_approval() -> None:
     """Off-list MCP tools run at once; the card (if any) comes too late."""
     from capconf.simulator.core.envelope import ToolResult
 
-    gateway = _module("capconf.simulator.mcp.gateway")
+    gateway = _mcp_gateway()
 
     def call(self: Any, args: Any, policy: Any) -> Any:
         prepared = self.prepare_call(args)
@@ -76,7 +83,7 @@ def _runs_before_approval() -> None:
 
 def _disabled_is_unknown() -> None:
     """A disabled or unconfigured server is treated as non-existent."""
-    gateway = _module("capconf.simulator.mcp.gateway")
+    gateway = _mcp_gateway()
     real = gateway.McpWorld.lookup
 
     def lookup(self: Any, declared: str) -> Any:
@@ -104,7 +111,7 @@ def _subagent_write_unhooked() -> None:
 def _unattended_asks() -> None:
     """Unattended sessions raise cards nobody will answer instead of denying."""
     chain = _module("capconf.simulator.approval.chain")
-    gateway = _module("capconf.simulator.mcp.gateway")
+    gateway = _mcp_gateway()
     from capconf.simulator.approval.decision import Attendance
 
     real = chain.decide
@@ -223,7 +230,7 @@ def _pushed_without_live_request() -> None:
 
 def _search_ignores_query() -> None:
     """mcp_search lists every tool of the granted servers whatever the query."""
-    gateway = _module("capconf.simulator.mcp.gateway")
+    gateway = _mcp_gateway()
     real = gateway.ScopedGateway.search
 
     def search(self: Any, args: Any) -> Any:
@@ -235,14 +242,14 @@ def _search_ignores_query() -> None:
 
 def _search_unicode_fold() -> None:
     """mcp_search folds with Unicode case mapping and splits on str.split()."""
-    gateway = _module("capconf.simulator.mcp.gateway")
+    gateway = _mcp_gateway()
     gateway.ascii_fold = lambda text: text.lower()
     gateway.split_terms = lambda text: text.split()
 
 
 def _describe_unscoped() -> None:
     """mcp_describe looks a server up in the whole configuration, not in the grant."""
-    gateway = _module("capconf.simulator.mcp.gateway")
+    gateway = _mcp_gateway()
     real = gateway.ScopedGateway.describe
 
     def describe(self: Any, args: Any) -> Any:
@@ -254,7 +261,7 @@ def _describe_unscoped() -> None:
 
 def _describe_ignores_status() -> None:
     """mcp_describe contacts a disabled or unconfigured server as if it were ready."""
-    gateway = _module("capconf.simulator.mcp.gateway")
+    gateway = _mcp_gateway()
     real = gateway.ScopedGateway.describe
 
     def describe(self: Any, args: Any) -> Any:
@@ -267,7 +274,7 @@ def _describe_ignores_status() -> None:
 
 def _unknown_unmounts() -> None:
     """The gateway tools are mounted only when a declared server exists."""
-    gateway = _module("capconf.simulator.mcp.gateway")
+    gateway = _mcp_gateway()
     dim = _module("capconf.simulator.mcp.dimension")
     tools = gateway.GATEWAY_TOOLS
     dim.mounted_tools = lambda resolution: tools if resolution.granted else ()
@@ -275,7 +282,7 @@ def _unknown_unmounts() -> None:
 
 def _declarations_exact() -> None:
     """Declarations are compared exactly: `Notion` does not find `notion`."""
-    gateway = _module("capconf.simulator.mcp.gateway")
+    gateway = _mcp_gateway()
     gateway.McpWorld.lookup = lambda self, declared: next(
         (s for s in self.servers if s.name == declared), None)
 
@@ -313,7 +320,7 @@ def _catalog_declaration_order() -> None:
 
 def _tool_error_is_success() -> None:
     """A tool result with isError: true is passed off as a success."""
-    gateway = _module("capconf.simulator.mcp.gateway")
+    gateway = _mcp_gateway()
     from capconf.simulator.core.envelope import success
 
     def run(self: Any, call: Any) -> Any:
@@ -380,7 +387,7 @@ def _declarations_unicode_folded() -> None:
     """Declarations matched after NFKC + Unicode case folding, grammar unchecked."""
     import unicodedata
 
-    gateway = _module("capconf.simulator.mcp.gateway")
+    gateway = _mcp_gateway()
 
     def fold(text: str) -> str:
         return unicodedata.normalize("NFKC", text).casefold()
@@ -393,7 +400,7 @@ def _declarations_unicode_folded() -> None:
 
 def _lenient_split() -> None:
     """A name without a usable `__` is split anyway (empty server or tool part)."""
-    gateway = _module("capconf.simulator.mcp.gateway")
+    gateway = _mcp_gateway()
 
     def split(name: str) -> tuple[str, str]:
         server, _, tool = name.partition("__")
@@ -406,7 +413,7 @@ def _model_names_normalised() -> None:
     """Model-facing server names are NFKC-normalised and trimmed before matching."""
     import unicodedata
 
-    gateway = _module("capconf.simulator.mcp.gateway")
+    gateway = _mcp_gateway()
 
     def server(self: Any, name: str) -> Any:
         wanted = unicodedata.normalize("NFKC", name).strip().replace("\u200b", "")
@@ -417,7 +424,7 @@ def _model_names_normalised() -> None:
 
 def _describe_schema_of_first_tool() -> None:
     """mcp_describe answers with the first listed tool's schema and no allow-list info."""
-    gateway = _module("capconf.simulator.mcp.gateway")
+    gateway = _mcp_gateway()
     real = gateway.ScopedGateway.describe
 
     def describe(self: Any, args: Any) -> Any:

@@ -14,9 +14,13 @@ from capconf.simulator.core.diagnostics import Location
 from capconf.simulator.definition.declarations import NameRef
 from capconf.simulator.skills import dimension as skills_dimension
 from capconf.simulator.skills import flags, preferences
-from capconf.simulator.skills import packages as skills
 from capconf.simulator.skills.gating import VmType
 from mutants.base import Mutant
+from mutants.split import ModuleGroup
+
+skills = ModuleGroup(*(f"capconf.simulator.skills.{m}" for m in (
+    "packages", "folder", "world", "discovery", "resolution", "catalog", "use_skill",
+    "tables")))
 
 # --------------------------------------------------------------------------- SKILL-09
 

@@ -20,12 +20,17 @@ from capconf.simulator.core.mounted import MountedTool
 from capconf.simulator.definition.declarations import NameRef
 from capconf.simulator.knowledge import dimension as knowledge_dimension
 from capconf.simulator.knowledge import kbsearch
-from capconf.simulator.knowledge import sources as knowledge
 from capconf.simulator.skills import amendments as skill_amendments
 from capconf.simulator.skills import dimension as skills_dimension
-from capconf.simulator.skills import packages as skills
 from capconf.simulator.skills import search as skill_search
 from mutants.base import Mutant
+from mutants.split import ModuleGroup
+
+knowledge = ModuleGroup(*(f"capconf.simulator.knowledge.{m}" for m in (
+    "sources", "globs", "walk")))
+skills = ModuleGroup(*(f"capconf.simulator.skills.{m}" for m in (
+    "packages", "folder", "world", "discovery", "resolution", "catalog", "use_skill",
+    "tables")))
 
 # --------------------------------------------------------------------------- knowledge
 
@@ -448,7 +453,7 @@ def _kb_matches_nothing_silent() -> None:
 
 def _kb_bad_names_kept() -> None:
     """Any source name is accepted, spaces and colons included."""
-    knowledge.source_name_problem = lambda name: None
+    knowledge.file_name_problem = lambda name: None
 
 
 

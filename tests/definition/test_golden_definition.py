@@ -1,0 +1,63 @@
+"""Goldens over the definition corpus in tests/definitions/: for every definition, the
+assembled prompt, the diagnostics, and the mounted tools with their schemas.
+
+Review: `git diff golden/`; update: `pytest tests/test_golden_definitions.py --snapshot-update`.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from capconf.simulator.compose.agent import AgentView, compile_agent
+from capconf.simulator.compose.world import parse_world
+from capconf.simulator.core.diagnostics import Mode
+
+DEFINITIONS = sorted((Path(__file__).resolve().parent.parent / "definitions").iterdir())
+WORKSPACE = tempfile.mkdtemp(prefix="capconf-golden-")
+WORLD_ARGS: dict[str, Any] = {
+    "workspace": WORKSPACE,
+    "frame": "You are a subagent. Work only on the task you are given.",
+    "mcp": {"servers": [{"name": "crm"}, {"name": "notion", "configured": False}]},
+}
+
+
+def _view(path: Path, mode: Mode) -> AgentView:
+    return compile_agent(path.read_bytes(), parse_world(WORLD_ARGS), mode, filename=path.name)
+
+
+def _diagnostics_text(view: AgentView) -> str:
+    lines = []
+    for d in view.diagnostics:
+        where = f"{d.location.line}:{d.location.column}" if d.location.line else "-"
+        lines.append(f"{where} {d.severity} {d.code} {d.location.display()}\n    {d.message}")
+    return "\n".join(lines) + "\n" if lines else "(no diagnostics)\n"
+
+
+ids = [p.stem for p in DEFINITIONS]
+
+
+@pytest.mark.parametrize("path", DEFINITIONS, ids=ids)
+def test_prompt(path: Path, golden: Any) -> None:
+    view = _view(path, Mode.PARSE)
+    text = view.prompt.text if view.prompt else "(no prompt: the definition did not load)\n"
+    assert text == golden
+
+
+@pytest.mark.parametrize("path", DEFINITIONS, ids=ids)
+def test_diagnostics(path: Path, golden: Any) -> None:
+    parse, save = _view(path, Mode.PARSE), _view(path, Mode.SAVE)
+    text = ("# parse mode\n" + _diagnostics_text(parse) + "\n# save mode\n"
+            + _diagnostics_text(save) + f"\n# granted tools\n{list(parse.grant.granted)}\n")
+    assert text == golden
+
+
+@pytest.mark.parametrize("path", DEFINITIONS, ids=ids)
+def test_mounted_tools(path: Path, golden: Any) -> None:
+    view = _view(path, Mode.PARSE)
+    text = json.dumps([t.to_json() for t in view.mounted], indent=2, ensure_ascii=False) + "\n"
+    assert text == golden

@@ -1,0 +1,66 @@
+"""The pre-commit hook (`.pre-commit-hooks.yaml`): it runs `capconf validate` on the
+subagent definitions of a repository, and only on them."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent.parent
+DEFINITIONS = Path(__file__).resolve().parent.parent / "definitions"
+[HOOK] = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+
+
+def test_the_hook_runs_validate_on_agent_files_only() -> None:
+    assert HOOK["id"] == "capconf-validate" and HOOK["entry"] == "capconf validate"
+    assert HOOK["language"] == "python"
+    files = re.compile(HOOK["files"])
+    for path in (".claude/agents/reviewer.md", "agents/triage.yaml", "x/agents/a.yml"):
+        assert files.search(path), path
+    for path in ("docs/agents.md", "agents/sub/notes.txt", "README.md", "agents/x.json"):
+        assert not files.search(path), path
+
+
+@pytest.mark.slow
+def test_pre_commit_try_repo_flags_a_bad_definition(tmp_path: Path) -> None:
+    """Real pre-commit, installing this repository as the hook (needs the package index
+    for the hook's own environment, as any pre-commit user does)."""
+    pytest.importorskip("pre_commit", reason="pre-commit is a test extra")
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout (pre-commit installs hooks from a repository)")
+    project = tmp_path / "project"
+    agents = project / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "good.yaml").write_text("name: ok\ndescription: fine\ntools: [read]\n"
+                                      "prompt: Work.\n")
+    shutil.copy(DEFINITIONS / "03-unknown-tools.md", agents / "unknown.md")
+    (project / "notes.md").write_text("not an agent: tools: [Nope]\n")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"),
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True, env=env)
+    subprocess.run(["git", "add", "-A"], cwd=project, check=True, env=env)
+
+    def try_repo(*files: str) -> subprocess.CompletedProcess[str]:
+        which = ["--files", *files] if files else ["--all-files"]
+        return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(REPO),
+                               "capconf-validate", *which], cwd=project, env=env,
+                              capture_output=True, text=True, timeout=900)
+
+    flagged = try_repo()
+    out = flagged.stdout + flagged.stderr
+    if flagged.returncode == 3 or "An unexpected error has occurred" in out:
+        pytest.skip(f"pre-commit could not install the hook environment: {out[-400:]}")
+    assert flagged.returncode == 1, out[-3000:]
+    assert ".claude/agents/unknown.md:4:31: warning TOOL-UNKNOWN" in out
+    assert ".claude/agents/good.yaml: granted tools: read" in out
+    assert "notes.md" not in out
+    clean = try_repo(".claude/agents/good.yaml")
+    assert clean.returncode == 0, clean.stdout[-2000:]
