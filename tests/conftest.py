@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from golden_ext import PlainTextGolden
 from hypothesis import HealthCheck, settings
-from suite_runner import PYCACHE
+from suite_runner import PYCACHE, close_cli_server
 
 # Every child interpreter the tests start (drivers, `capconf run`, proxies) shares one
 # byte-code cache outside the tree instead of compiling everything again (see PYCACHE).
@@ -47,6 +47,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if marker is not None:
         pytest.fail(f"CI=true but the shared folder is missing: {marker.args[0]} (clone the "
                     "repository beside the project's shared folder, ../shared)", pytrace=False)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The warm ``capconf`` server that ``suite_runner.run_cli`` started, if any, ends."""
+    close_cli_server()
 
 
 @pytest.fixture

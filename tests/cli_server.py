@@ -1,0 +1,140 @@
+"""``capconf`` commands forked from one warm interpreter (``suite_runner.run_cli``).
+
+A test that runs ``capconf run ...`` in a fresh child process pays ~3.2 CPU-seconds
+before its first case: the interpreter, the imports of pytest, the simulator and the
+suite, and the collection of the suite's modules. Most of that is the same every time.
+This server pays it once: it imports the command, collects the suite once (a
+``--collect-only`` run, output discarded, so no case has run and no state of a case is
+left behind), freezes what it holds, and then forks one child per job. The child takes
+the job's working directory, environment and argument list, points its stdout and
+stderr at the job's files and calls the command's own ``main`` — the same code, options,
+messages and exit status as the command typed in a shell, from a fresh process of its
+own (a crash, a hang or a patched simulator ends with it). In a warm process a
+``capconf run`` costs about 0.5 CPU-seconds plus its cases.
+
+    python -m cli_server --jobs-fd N --results-fd M [--workers K]
+
+Jobs are JSON lines (``CliJob``); each finished job is one JSON line on the results
+descriptor (``suite_server.serve`` runs the loop).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from suite_server import serve
+
+
+@dataclass(frozen=True)
+class CliJob:
+    """One command: ``capconf ARGV...`` in ``cwd`` with ``env``, output to two files."""
+
+    name: str
+    argv: tuple[str, ...]
+    cwd: str
+    env: dict[str, str]
+    stdout: str
+    stderr: str
+    timeout: float
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CliJob:
+        return cls(str(data["name"]), tuple(data["argv"]), str(data["cwd"]),
+                   {str(k): str(v) for k, v in data["env"].items()}, str(data["stdout"]),
+                   str(data["stderr"]), float(data["timeout"]))
+
+    @property
+    def output_file(self) -> Path:
+        """Where a kill is noted (the job's stderr)."""
+        return Path(self.stderr)
+
+
+def _main(argv: list[str]) -> int:
+    from capconf.conformance import cli
+
+    try:
+        return int(cli.main(argv) or 0)
+    except SystemExit as stop:
+        if stop.code is None or isinstance(stop.code, int):
+            return stop.code or 0
+        print(stop.code, file=sys.stderr)
+        return 1
+
+
+def _redirected(stdout: str, stderr: str) -> None:
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    for fd, path in ((1, stdout), (2, stderr)):
+        out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(out, fd)
+        os.close(out)
+
+
+def warm() -> None:
+    """Import the command and collect the suite once, its output thrown away."""
+    saved = os.dup(1), os.dup(2)
+    cwd = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="capconf-cli-warm-") as scratch:
+        try:
+            os.chdir(scratch)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            _redirected(os.devnull, os.devnull)
+            _main(["run", "--", "--collect-only", "-q"])
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.chdir(cwd)
+
+
+def fork(job: CliJob) -> int:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 3
+    try:
+        _redirected(job.stdout, job.stderr)
+        os.chdir(job.cwd)
+        os.environ.clear()
+        os.environ.update(job.env)
+        sys.argv = ["capconf", *job.argv]
+        code = _main(list(job.argv))
+    except BaseException:  # a child must never return into the server's loop
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs-fd", type=int, required=True)
+    parser.add_argument("--results-fd", type=int, required=True)
+    parser.add_argument("--workers", type=int, default=2)
+    ns = parser.parse_args()
+    warm()
+    gc.collect()
+    gc.freeze()
+    with os.fdopen(ns.results_fd, "w", encoding="utf-8") as results:
+        serve(ns.jobs_fd, results, ns.workers, CliJob.from_json, fork)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
