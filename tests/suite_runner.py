@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Generic, Literal, TypeVar, overload
 
 import pytest
 
@@ -64,13 +64,14 @@ def fixture_env() -> dict[str, str]:
     return env
 
 
-def run_suite(tmp_path: Path, impl: str, *extra: str, timeout: float = 300) -> SuiteRun:
+def run_suite(tmp_path: Path, impl: str, *extra: str, timeout: float = 300,
+              fresh: bool = False) -> SuiteRun:
     """One ``capconf run`` in a process of its own (``run_cli``: forked from a warm
-    interpreter, the command exactly as a user runs it otherwise). For many runs of the
-    same suite, ``SuiteBatch`` costs a fraction."""
+    interpreter, the command exactly as a user runs it otherwise; ``fresh``: a new
+    interpreter). For many runs of the same suite, ``SuiteBatch`` costs a fraction."""
     report = tmp_path / "report.jsonl"
     proc = run_cli(["run", "--impl", impl, "--report", str(report), *extra], cwd=tmp_path,
-                   timeout=timeout)
+                   timeout=timeout, fresh=fresh)
     return read_run(report, proc.returncode, proc.stdout + proc.stderr)
 
 
@@ -267,13 +268,16 @@ class SuiteBatch(_ForkServer):
         self.close()
 
 
+Out = TypeVar("Out", str, bytes)
+
+
 @dataclass(frozen=True)
-class CliResult:
-    """What ``subprocess.run(capture_output=True, text=True)`` of the command gives."""
+class CliResult(Generic[Out]):
+    """What ``subprocess.run(capture_output=True)`` of the command gives (text or bytes)."""
 
     returncode: int
-    stdout: str
-    stderr: str
+    stdout: Out
+    stderr: Out
     cpu: float | None = None
 
 
@@ -293,7 +297,7 @@ class CliServer(_ForkServer):
                 "--results-fd", str(results_fd), "--workers", str(self.workers)]
 
     def run(self, args: Sequence[str], *, cwd: Path, env: dict[str, str],
-            timeout: float) -> CliResult:
+            timeout: float) -> CliResult[bytes]:
         name = f"job-{next(self._count)}"
         out = self.root / "jobs" / name
         out.mkdir(parents=True)
@@ -301,32 +305,57 @@ class CliServer(_ForkServer):
                     "stdout": str(out / "stdout"), "stderr": str(out / "stderr"),
                     "timeout": timeout})
         done = self._wait(name)
-        stdout = (out / "stdout").read_text(errors="replace") if (out / "stdout").exists() else ""
-        stderr = (out / "stderr").read_text(errors="replace") if (out / "stderr").exists() else ""
+        stdout, stderr = (_read_bytes(out / "stdout"), _read_bytes(out / "stderr"))
+        shutil.rmtree(out, ignore_errors=True)
         if done is None:
-            return CliResult(-1, stdout, f"{stderr}\nthe CLI server ended first:\n"
-                                         f"{self._log_tail()}")
+            ended = f"\nthe CLI server ended first:\n{self._log_tail()}".encode()
+            return CliResult(-1, stdout, stderr + ended)
         return CliResult(int(done["returncode"]), stdout, stderr, done.get("cpu"))
+
+
+def _read_bytes(path: Path) -> bytes:
+    return path.read_bytes() if path.exists() else b""
 
 
 _cli_server: CliServer | None = None
 
 
-def run_cli(args: Sequence[str], *, cwd: Path, env: dict[str, str] | None = None,
-            timeout: float = 300) -> CliResult:
-    """``capconf ARGS...`` in ``cwd`` (``env``: ``fixture_env()`` by default), forked from
-    the session's warm ``CliServer`` (started on first use, ended by ``close_cli_server``
-    at the end of the session). With ``CAPCONF_TESTS_FRESH=1`` each command is a fresh
-    child process instead, as a user would start it (to compare the two)."""
+@overload
+def run_cli(args: Sequence[str], *, cwd: Path | None = ..., env: dict[str, str] | None = ...,
+            timeout: float = ..., text: Literal[True] = ...,
+            fresh: bool = ...) -> CliResult[str]: ...
+
+
+@overload
+def run_cli(args: Sequence[str], *, cwd: Path | None = ..., env: dict[str, str] | None = ...,
+            timeout: float = ..., text: Literal[False],
+            fresh: bool = ...) -> CliResult[bytes]: ...
+
+
+def run_cli(args: Sequence[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
+            timeout: float = 300, text: bool = True,
+            fresh: bool = False) -> CliResult[str] | CliResult[bytes]:
+    """``capconf ARGS...`` in ``cwd`` (this process's by default) with ``env``
+    (``fixture_env()`` by default), forked from the session's warm ``CliServer``
+    (started on first use, ended by ``close_cli_server`` at the end of the session), like
+    ``subprocess.run(..., capture_output=True, text=text)``. ``fresh`` (or
+    ``CAPCONF_TESTS_FRESH=1`` for every call, to compare the two) starts a new
+    interpreter instead, as a user would."""
     global _cli_server
     env = fixture_env() if env is None else env
-    if os.environ.get("CAPCONF_TESTS_FRESH") == "1":
+    cwd = Path.cwd() if cwd is None else cwd
+    if fresh or os.environ.get("CAPCONF_TESTS_FRESH") == "1":
         proc = subprocess.run([sys.executable, "-m", "capconf.conformance.cli", *args],
-                              capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env)
-        return CliResult(proc.returncode, proc.stdout, proc.stderr)
-    if _cli_server is None:
-        _cli_server = CliServer(Path(tempfile.mkdtemp(prefix="capconf-cli-server-")))
-    return _cli_server.run(args, cwd=cwd, env=env, timeout=timeout)
+                              capture_output=True, timeout=timeout, cwd=cwd, env=env)
+        raw = CliResult(proc.returncode, proc.stdout, proc.stderr)
+    else:
+        if _cli_server is None:
+            _cli_server = CliServer(Path(tempfile.mkdtemp(prefix="capconf-cli-server-")))
+        raw = _cli_server.run(args, cwd=cwd, env=env, timeout=timeout)
+    if not text:
+        return raw
+    return CliResult(raw.returncode, raw.stdout.decode(errors="replace"),
+                     raw.stderr.decode(errors="replace"), raw.cpu)
 
 
 def close_cli_server() -> None:

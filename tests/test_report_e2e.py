@@ -5,21 +5,18 @@ requirement, `capconf report` writes both columns."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from suite_runner import CliResult, run_cli
 
 TESTS = Path(__file__).resolve().parent
 BROKEN = "python:mutants:dispatcher:lowercase-resolver"
 
 
-def _capconf(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(TESTS)}
-    return subprocess.run([sys.executable, "-m", "capconf.conformance.cli", *args],
-                          capture_output=True, text=True, timeout=600, env=env)
+def _capconf(*args: str) -> CliResult[str]:
+    return run_cli(args, env={**os.environ, "PYTHONPATH": str(TESTS)}, timeout=600)
 
 
 @pytest.fixture(scope="module")

@@ -5,23 +5,19 @@ location, no tracebacks from `edit`, a real `--lf`, and pinned verdict libraries
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import tomllib
 from importlib import metadata
 from pathlib import Path
 
 from packaging.requirements import Requirement
-from suite_runner import fixture_env, run_suite
+from suite_runner import CliResult, run_cli, run_suite
 
 REPO = Path(__file__).resolve().parent.parent
 AGENT = "---\nname: a\ndescription: d\ntools: Read, Grpe\n---\nBody.\n"
 
 
-def capconf(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "capconf.conformance.cli", *args],
-                          capture_output=True, text=True, timeout=300, cwd=cwd,
-                          env=fixture_env())
+def capconf(*args: str, cwd: Path) -> CliResult[str]:
+    return run_cli(args, cwd=cwd, timeout=300)
 
 
 def test_version_names_suite_spec_and_protocol(tmp_path: Path) -> None:
@@ -114,9 +110,7 @@ def test_lf_reruns_the_failures_of_the_previous_report(tmp_path: Path) -> None:
     again = run_suite(tmp_path, lowering, "--lf")  # same --report file (run_suite's)
     assert set(again.cases) == failed and again.returncode == 1
     (tmp_path / "none").mkdir()
-    refused = subprocess.run([sys.executable, "-m", "capconf.conformance.cli", "run", "--lf"],
-                             capture_output=True, text=True, timeout=120,
-                             cwd=tmp_path / "none", env=fixture_env())
+    refused = capconf("run", "--lf", cwd=tmp_path / "none")
     assert refused.returncode == 2 and "--report" in refused.stderr
 
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
-from suite_runner import fixture_env, run_suite
+from suite_runner import CliResult, run_cli, run_suite
 
 from capconf.conformance.failures import first_sentence
 
@@ -108,10 +107,8 @@ def test_a_failing_case_is_saved_as_a_replayable_scenario(tmp_path: Path) -> Non
     assert header["capconf_scenario"] == 1 and header["case"] == "deleg.depth.limit-every-kind"
     assert "${WORKSPACE}" in scenario.read_text()
 
-    def capconf(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "capconf.conformance.cli", *args],
-                              capture_output=True, text=True, timeout=300, cwd=tmp_path,
-                              env=fixture_env())
+    def capconf(*args: str) -> CliResult[str]:
+        return run_cli(args, cwd=tmp_path, timeout=300)
 
     log = tmp_path / "case.log.jsonl"
     recorded = capconf("record", str(scenario), "--out", str(log))
