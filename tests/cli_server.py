@@ -14,7 +14,14 @@ fresh ``python -m`` would have there (the directory, the job's PYTHONPATH, the r
 modules the server imported stay imported. In a warm process a
 ``capconf run`` costs about 0.5 CPU-seconds plus its cases.
 
-    python -m cli_server --jobs-fd N --results-fd M [--workers K]
+    python -m cli_server --jobs-fd N --results-fd M [--workers K] [--profile P]
+
+Two things a warm process would change, undone here. Hypothesis fixes a property case's
+settings when its module is imported, so the suite is collected under the job's
+``--hypothesis-profile`` (``--profile``; one server per profile, ``suite_runner.run_cli``
+picks it). And pytest warns that modules imported before its assertion rewriter cannot
+be rewritten: those the warm collection imported were rewritten by it, so the child
+does not warn about them (a fresh run imports them under its own rewriter, silently).
 
 Jobs are JSON lines (``CliJob``); each finished job is one JSON line on the results
 descriptor (``suite_server.serve`` runs the loop).
@@ -31,8 +38,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from suite_server import serve
 
 
 @dataclass(frozen=True)
@@ -80,8 +85,9 @@ def _redirected(stdout: str, stderr: str) -> None:
         os.close(out)
 
 
-def warm() -> None:
-    """Import the command and collect the suite once, its output thrown away."""
+def warm(profile: str | None) -> None:
+    """Import the command and collect the suite once (under ``profile``), its output
+    thrown away."""
     saved = os.dup(1), os.dup(2)
     cwd = os.getcwd()
     with tempfile.TemporaryDirectory(prefix="capconf-cli-warm-") as scratch:
@@ -90,7 +96,8 @@ def warm() -> None:
             sys.stdout.flush()
             sys.stderr.flush()
             _redirected(os.devnull, os.devnull)
-            _main(["run", "--", "--collect-only", "-q"])
+            chosen = [f"--hypothesis-profile={profile}"] if profile else []
+            _main(["run", "--", "--collect-only", "-q", *chosen])
         finally:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -108,7 +115,19 @@ def _entries(pythonpath: str | None) -> list[str]:
 _BASE_PATH = [p for p in sys.path[1:] if p not in set(_entries(os.environ.get("PYTHONPATH")))]
 
 
-def fork(job: CliJob) -> int:
+def _quiet_about(warmed: frozenset[str]) -> None:
+    from _pytest.assertion import rewrite
+
+    loud = rewrite.AssertionRewritingHook._warn_already_imported
+
+    def warn(self: rewrite.AssertionRewritingHook, name: str) -> None:
+        if name not in warmed:
+            loud(self, name)
+
+    rewrite.AssertionRewritingHook._warn_already_imported = warn  # type: ignore[method-assign]
+
+
+def fork(job: CliJob, warmed: frozenset[str]) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
@@ -122,6 +141,7 @@ def fork(job: CliJob) -> int:
         os.environ.update(job.env)
         sys.path[:] = [job.cwd, *_entries(job.env.get("PYTHONPATH")), *_BASE_PATH]
         sys.argv = ["capconf", *job.argv]
+        _quiet_about(warmed)
         code = _main(list(job.argv))
     except BaseException:  # a child must never return into the server's loop
         import traceback
@@ -139,12 +159,18 @@ def main() -> int:
     parser.add_argument("--jobs-fd", type=int, required=True)
     parser.add_argument("--results-fd", type=int, required=True)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--profile", default=None, help="the jobs' --hypothesis-profile")
     ns = parser.parse_args()
-    warm()
+    before = frozenset(sys.modules)
+    warm(ns.profile)
+    warmed = frozenset(sys.modules) - before
+    from suite_server import serve  # after the warm run: its imports are the suite's own
+
     gc.collect()
     gc.freeze()
     with os.fdopen(ns.results_fd, "w", encoding="utf-8") as results:
-        serve(ns.jobs_fd, results, ns.workers, CliJob.from_json, fork)
+        serve(ns.jobs_fd, results, ns.workers, CliJob.from_json,
+              lambda job: fork(job, warmed))
     return 0
 
 

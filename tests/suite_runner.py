@@ -287,14 +287,16 @@ class CliServer(_ForkServer):
     CPU-seconds of start-up and collection. ``run`` waits for its command; any thread
     may call it."""
 
-    def __init__(self, root: Path, *, workers: int = 2) -> None:
+    def __init__(self, root: Path, *, profile: str | None = None, workers: int = 2) -> None:
         super().__init__(root, timeout=0)
+        self.profile = profile
         self.workers = workers
         self._count = itertools.count(1)
 
     def _argv(self, jobs_fd: int, results_fd: int) -> list[str]:
+        chosen = ["--profile", self.profile] if self.profile else []
         return [sys.executable, "-m", "cli_server", "--jobs-fd", str(jobs_fd),
-                "--results-fd", str(results_fd), "--workers", str(self.workers)]
+                "--results-fd", str(results_fd), "--workers", str(self.workers), *chosen]
 
     def run(self, args: Sequence[str], *, cwd: Path, env: dict[str, str],
             timeout: float) -> CliResult[bytes]:
@@ -317,7 +319,21 @@ def _read_bytes(path: Path) -> bytes:
     return path.read_bytes() if path.exists() else b""
 
 
-_cli_server: CliServer | None = None
+_cli_servers: dict[str | None, CliServer] = {}
+
+
+def hypothesis_profile(args: Sequence[str]) -> str | None:
+    """The ``--hypothesis-profile`` among the pytest options of a ``capconf run`` (after
+    ``--``), or None: a warm server serves the profile its suite was imported under."""
+    if "--" not in args:
+        return None
+    rest = list(args[list(args).index("--") + 1:])
+    for i, arg in enumerate(rest):
+        if arg.startswith("--hypothesis-profile="):
+            return arg.split("=", 1)[1]
+        if arg == "--hypothesis-profile" and i + 1 < len(rest):
+            return rest[i + 1]
+    return None
 
 
 @overload
@@ -337,11 +353,11 @@ def run_cli(args: Sequence[str], *, cwd: Path | None = None, env: dict[str, str]
             fresh: bool = False) -> CliResult[str] | CliResult[bytes]:
     """``capconf ARGS...`` in ``cwd`` (this process's by default) with ``env``
     (``fixture_env()`` by default), forked from the session's warm ``CliServer``
-    (started on first use, ended by ``close_cli_server`` at the end of the session), like
+    (one per hypothesis profile, started on first use, ended by ``close_cli_server`` at
+    the end of the session), like
     ``subprocess.run(..., capture_output=True, text=text)``. ``fresh`` (or
     ``CAPCONF_TESTS_FRESH=1`` for every call, to compare the two) starts a new
     interpreter instead, as a user would."""
-    global _cli_server
     env = fixture_env() if env is None else env
     cwd = Path.cwd() if cwd is None else cwd
     if fresh or os.environ.get("CAPCONF_TESTS_FRESH") == "1":
@@ -349,9 +365,12 @@ def run_cli(args: Sequence[str], *, cwd: Path | None = None, env: dict[str, str]
                               capture_output=True, timeout=timeout, cwd=cwd, env=env)
         raw = CliResult(proc.returncode, proc.stdout, proc.stderr)
     else:
-        if _cli_server is None:
-            _cli_server = CliServer(Path(tempfile.mkdtemp(prefix="capconf-cli-server-")))
-        raw = _cli_server.run(args, cwd=cwd, env=env, timeout=timeout)
+        profile = hypothesis_profile(args)
+        server = _cli_servers.get(profile)
+        if server is None:
+            root = Path(tempfile.mkdtemp(prefix="capconf-cli-server-"))
+            server = _cli_servers[profile] = CliServer(root, profile=profile)
+        raw = server.run(args, cwd=cwd, env=env, timeout=timeout)
     if not text:
         return raw
     return CliResult(raw.returncode, raw.stdout.decode(errors="replace"),
@@ -359,10 +378,10 @@ def run_cli(args: Sequence[str], *, cwd: Path | None = None, env: dict[str, str]
 
 
 def close_cli_server() -> None:
-    """End the session's CLI server, if one was started, and remove its files."""
-    global _cli_server
-    server, _cli_server = _cli_server, None
-    if server is not None:
+    """End the session's CLI servers, if any was started, and remove their files."""
+    servers = list(_cli_servers.values())
+    _cli_servers.clear()
+    for server in servers:
         server.close()
         shutil.rmtree(server.root, ignore_errors=True)
 

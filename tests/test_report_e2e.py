@@ -23,9 +23,11 @@ def _capconf(*args: str) -> CliResult[str]:
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("runs")
     for name, impl, status in (("ref", "reference", 0), ("broken", BROKEN, 1)):
+        # fail-fast: the verdicts of the default profile, a failure not shrunk
         proc = _capconf("run", "--impl", impl, "--req", "TOOL-02",
                         "--report", str(out / f"{name}.jsonl"),
-                        "--junit-xml", str(out / f"{name}.xml"))
+                        "--junit-xml", str(out / f"{name}.xml"),
+                        "--", "--hypothesis-profile=fail-fast")
         assert proc.returncode == status, proc.stdout[-2000:] + proc.stderr[-2000:]
     return out
 

@@ -104,10 +104,12 @@ def test_edit_refuses_bad_json_and_a_missing_file_without_a_traceback(tmp_path: 
 
 def test_lf_reruns_the_failures_of_the_previous_report(tmp_path: Path) -> None:
     lowering = "python:mutants:dispatcher:lowercase-resolver"
-    first = run_suite(tmp_path, lowering, "--req", "TOOL-02")
+    # fail-fast: the same examples and verdicts as `ci`, a failure not shrunk (~20 s less)
+    fail_fast = ("--", "--hypothesis-profile=fail-fast")
+    first = run_suite(tmp_path, lowering, "--req", "TOOL-02", *fail_fast)
     failed = {c for c, o in first.outcomes().items() if o == "failed"}
     assert failed and len(failed) < len(first.cases)
-    again = run_suite(tmp_path, lowering, "--lf")  # same --report file (run_suite's)
+    again = run_suite(tmp_path, lowering, "--lf", *fail_fast)  # same --report file
     assert set(again.cases) == failed and again.returncode == 1
     (tmp_path / "none").mkdir()
     refused = capconf("run", "--lf", cwd=tmp_path / "none")

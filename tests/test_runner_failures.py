@@ -17,6 +17,10 @@ FAKE = Path(__file__).resolve().parent / "fake_impls" / "misbehave.py"
 LOWERING = "python:mutants:dispatcher:lowercase-resolver"
 # DELEG-03's delegation cases all meet "`Task` is not mounted"; TOOL-02's see lowered names
 LOWERING_REQS = ("--req", "DELEG-03", "--req", "TOOL-02")
+# the same examples and verdicts as the default `ci` profile, a failing property case not
+# shrunk: what these tests read (outcomes, causes, the layout of the output) is the same,
+# and a run of the mutant costs seconds instead of ~20
+FAIL_FAST = ("--", "--hypothesis-profile=fail-fast")
 
 
 def fake(mode: str, op: str = "definition.parse") -> str:
@@ -44,7 +48,8 @@ def test_a_command_that_does_not_exist_gives_one_message(tmp_path: Path) -> None
 
 def test_failures_sharing_a_first_wrong_answer_are_one_item(tmp_path: Path) -> None:
     report_md = tmp_path / "report.md"
-    run = run_suite(tmp_path, LOWERING, *LOWERING_REQS, "--report-md", str(report_md))
+    run = run_suite(tmp_path, LOWERING, *LOWERING_REQS, "--report-md", str(report_md),
+                    *FAIL_FAST)
     failing = {cid: c for cid, c in run.cases.items() if c["outcome"] == "failed"}
     task = [c for c in failing.values()
             if c["cause"] == "`tool.call` of `Task` answered `tool_not_mounted`"]
@@ -75,12 +80,13 @@ def test_failures_sharing_a_first_wrong_answer_are_one_item(tmp_path: Path) -> N
 
 
 def test_harness_tracebacks_only_when_asked(tmp_path: Path) -> None:
-    quiet = run_suite(tmp_path, LOWERING, "--req", "TOOL-02")
+    quiet = run_suite(tmp_path, LOWERING, "--req", "TOOL-02", *FAIL_FAST)
     assert quiet.returncode == 1
     assert "Traceback" not in quiet.output and "def test_" not in quiet.output
     assert "FAILED " not in quiet.output  # pytest's own one-line-per-failure list
     (tmp_path / "tb").mkdir()
-    loud = run_suite(tmp_path / "tb", LOWERING, "--req", "TOOL-02", "--tb", "short")
+    loud = run_suite(tmp_path / "tb", LOWERING, "--req", "TOOL-02", "--tb", "short",
+                     *FAIL_FAST)
     assert "AssertionError" in loud.output and "test_cases.py" in loud.output
 
 
@@ -98,7 +104,8 @@ def test_repeated_not_implemented_answers_are_rolled_up(tmp_path: Path) -> None:
 
 def test_a_failing_case_is_saved_as_a_replayable_scenario(tmp_path: Path) -> None:
     saved = tmp_path / "failures"
-    run = run_suite(tmp_path, LOWERING, "--req", "DELEG-03", "--save-failures", str(saved))
+    run = run_suite(tmp_path, LOWERING, "--req", "DELEG-03", "--save-failures", str(saved),
+                    *FAIL_FAST)
     failing = [cid for cid, c in run.cases.items() if c["outcome"] == "failed"]
     assert failing
     scenario = saved / "deleg.depth.limit-every-kind.scenario.jsonl"
