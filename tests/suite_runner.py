@@ -64,6 +64,14 @@ def fixture_env() -> dict[str, str]:
     return env
 
 
+@dataclass(frozen=True)
+class RecordedRun:
+    """The whole suite against ``capconf driver`` over stdio, with what each case sent."""
+
+    run: SuiteRun
+    record: dict[str, dict[str, list[str]]] | None  # None: the recorder wrote nothing
+
+
 def run_suite(tmp_path: Path, impl: str, *extra: str, timeout: float = 300,
               fresh: bool = False) -> SuiteRun:
     """One ``capconf run`` in a process of its own (``run_cli``: forked from a warm
