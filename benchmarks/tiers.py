@@ -1,6 +1,6 @@
 """What the project's own test command costs, tier by tier (issue 18).
 
-    python benchmarks/tiers.py [--repo DIR] [--only TIER ...] [--no-whole]
+    python benchmarks/tiers.py [--repo DIR] [--only TIER ...] [--no-whole] [--files N]
 
 Runs each tier of the README's test command (`pytest` from the repository root) in its own
 child process, then the whole command, and prints for each the CPU seconds (user + sys of
@@ -9,6 +9,11 @@ the wall time, the counts from pytest's summary line, and the tier's share of th
 command's CPU measured in the same run. CPU seconds are the measure: the machine is
 shared, so wall time says more about the neighbours than about the tests.
 
+The whole command runs with the ``cpu_per_file`` plugin (this folder), and the N test
+files that cost the most CPU seconds in it are listed after the tiers (``--files``, 25 by
+default): the place to look for the next cut. ``--only`` with no names measures the
+whole command alone.
+
 `--repo` measures another checkout with its own `.venv` (how the before/after numbers of
 issue 18 were taken: the same script on a clone of the older commit).
 """
@@ -16,6 +21,7 @@ issue 18 were taken: the same script on a clone of the older commit).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import resource
@@ -60,10 +66,10 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(repo: Path, python: str, tier: Tier) -> Measured:
+def measure(repo: Path, python: str, tier: Tier, env: dict[str, str] | None = None) -> Measured:
     before_cpu, before_wall = _children_cpu(), time.perf_counter()
     proc = subprocess.run([python, "-m", "pytest", "-q", *tier.args], cwd=repo,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=env)
     wall = time.perf_counter() - before_wall
     cpu = _children_cpu() - before_cpu
     tail = (proc.stdout.strip().splitlines() or [""])[-1]
@@ -85,12 +91,24 @@ def _row(m: Measured, whole: Measured | None) -> str:
     return f"{m.tier.name:28} {m.cpu:8.1f} {m.wall:8.1f} {share}  {counts}{status}"
 
 
+def _print_files(rows: dict[str, dict[str, float]], whole: Measured, count: int) -> None:
+    ranked = sorted(rows.items(), key=lambda kv: -kv[1]["cpu"])
+    print(f"\nthe {count} costliest test files in the whole command (CPU s, tests, share):")
+    for path, row in ranked[:count]:
+        share = f"{row['cpu'] / whole.cpu:6.1%}" if whole.cpu else "     -"
+        print(f"  {path:52} {row['cpu']:8.1f} {int(row['tests']):5} {share}")
+    rest = sum(row["cpu"] for _, row in ranked[count:])
+    print(f"  {'(the other ' + str(max(0, len(ranked) - count)) + ' files)':52} {rest:8.1f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", type=Path, default=Path(__file__).resolve().parent.parent)
     parser.add_argument("--only", nargs="*", default=None, help="tier names to run")
     parser.add_argument("--no-whole", action="store_true",
                         help="skip the whole command (the tiers only)")
+    parser.add_argument("--files", type=int, default=25,
+                        help="how many of the costliest test files to list (whole command)")
     ns = parser.parse_args(argv)
     repo = ns.repo.resolve()
     python = _python(repo)
@@ -104,8 +122,15 @@ def main(argv: list[str] | None = None) -> int:
         print(_row(results[-1], None), flush=True)
     if ns.no_whole:
         return 0
-    whole = measure(repo, python, Tier("whole (`pytest`)", ()))
+    per_file = repo / ".cpu-per-file.json"
+    env = dict(os.environ, CAPCONF_CPU_PER_FILE=str(per_file))
+    here = str(Path(__file__).resolve().parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
+    whole = measure(repo, python, Tier("whole (`pytest`)", ("-p", "cpu_per_file")), env)
     print(_row(whole, whole))
+    if per_file.exists():
+        _print_files(json.loads(per_file.read_text()), whole, ns.files)
+        per_file.unlink()
     print("\nshare of the whole command's CPU, measured in the same run:")
     for m in results:
         print(_row(m, whole))

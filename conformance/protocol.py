@@ -66,8 +66,34 @@ def _errors(validator: Draft202012Validator, value: Any) -> list[str]:
     return out
 
 
+_VALID: set[tuple[str, str]] = set()
+_VALID_MAX = 4096
+
+
 def validate_response(op: str, response: Any) -> list[str]:
-    """Problems with a response to ``op`` (empty when it is valid)."""
+    """Problems with a response to ``op`` (empty when it is valid).
+
+    A run sends the same answers again and again (a property case's examples, every
+    case's ``world.setup``), differing only in their integer id: each distinct response
+    is validated once and a pass remembered. The key is the response's exact JSON with
+    an integer id written as 0 (any integer is as valid as another); a response that is
+    not plain JSON, or is invalid (its messages quote it), is validated every time."""
+    try:
+        rest = {**response, "id": 0} if type(response.get("id")) is int else response
+        key = (op, json.dumps(rest, sort_keys=True, allow_nan=True))
+    except (AttributeError, TypeError, ValueError):
+        return _validate(op, response)
+    if key in _VALID:
+        return []
+    problems = _validate(op, response)
+    if not problems:
+        if len(_VALID) >= _VALID_MAX:
+            _VALID.clear()
+        _VALID.add(key)
+    return problems
+
+
+def _validate(op: str, response: Any) -> list[str]:
     problems = _errors(_validator("capconf/response.json"), response)
     if problems or not response.get("ok"):
         return problems

@@ -4,7 +4,10 @@ implementation in one module (tests/conformance/test_case_groups.py runs the sui
 `capconf run --impl python:case_recorder:make -- -p case_recorder` serves the reference
 simulator in-process and notes, for every case, the ops it sent, the keys of its
 `world.setup` requests and the tools it called, together with the feature groups the
-case is gated on. At the end of the session the record is written as JSON to the file
+case is gated on. With any other ``--impl`` (``capconf driver`` over stdio: the one
+whole-suite run that tests/protocol/test_transports.py and tests/conformance/test_case_groups.py share) the
+plugin notes the same at the client's end, every request a ``SubprocessTransport`` sends.
+At the end of the session the record is written as JSON to the file
 named by ``CAPCONF_CASE_RECORD``. Recording what a case really sends (through every
 helper it calls) is what makes the gating test complete; reading the suite's source
 would miss the ops a shared helper sends.
@@ -82,6 +85,26 @@ class Recorder:
 
 def make() -> Recorder:
     return Recorder()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Note what goes over every stdio transport too (an implementation that is not the
+    in-process ``Recorder``)."""
+    from capconf.conformance.client import SubprocessTransport
+
+    exchange, exchange_raw = SubprocessTransport.exchange, SubprocessTransport.exchange_raw
+
+    def noted_exchange(self: SubprocessTransport, request: dict[str, Any]) -> dict[str, Any]:
+        _note(request)
+        return exchange(self, request)
+
+    def noted_raw(self: SubprocessTransport, sent: bytes, op: str = "raw line") -> dict[str, Any]:
+        with contextlib.suppress(ValueError, RecursionError):
+            _note(json.loads(sent))
+        return exchange_raw(self, sent, op)
+
+    SubprocessTransport.exchange = noted_exchange  # type: ignore[method-assign]
+    SubprocessTransport.exchange_raw = noted_raw  # type: ignore[method-assign]
 
 
 @pytest.hookimpl(tryfirst=True)

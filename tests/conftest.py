@@ -1,12 +1,21 @@
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
 import pytest
 from golden_ext import PlainTextGolden
 from hypothesis import HealthCheck, settings
-from suite_runner import PYCACHE
+from suite_runner import (
+    DRIVER,
+    PYCACHE,
+    RecordedRun,
+    close_cli_server,
+    fixture_env,
+    read_run,
+    run_cli,
+)
 
 # Every child interpreter the tests start (drivers, `capconf run`, proxies) shares one
 # byte-code cache outside the tree instead of compiling everything again (see PYCACHE).
@@ -49,7 +58,27 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
                     "repository beside the project's shared folder, ../shared)", pytrace=False)
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The warm ``capconf`` server that ``suite_runner.run_cli`` started, if any, ends."""
+    close_cli_server()
+
+
 @pytest.fixture
 def golden(snapshot: Any) -> Any:
     """A syrupy snapshot that writes golden/<module>/<test name>.txt as plain text."""
     return snapshot.use_extension(PlainTextGolden)
+
+
+@pytest.fixture(scope="session")
+def whole_suite_over_stdio(tmp_path_factory: pytest.TempPathFactory) -> RecordedRun:
+    """One whole-suite run that two checks share: every case passes over the stdio
+    transport (tests/protocol/test_transports.py), and every case is gated on the groups it uses
+    (tests/conformance/test_case_groups.py, from ``case_recorder``'s record of the same run)."""
+    root = tmp_path_factory.mktemp("whole-suite-stdio")
+    report, record = root / "report.jsonl", root / "record.json"
+    env = {**fixture_env(), "CAPCONF_CASE_RECORD": str(record)}
+    proc = run_cli(["run", "--impl", DRIVER, "--report", str(report), "--",
+                    "-p", "case_recorder", "-q"], cwd=root, env=env, timeout=1200)
+    run = read_run(report, proc.returncode, proc.stdout + proc.stderr)
+    data = json.loads(record.read_text(encoding="utf-8")) if record.exists() else None
+    return RecordedRun(run, data)

@@ -6,17 +6,20 @@ collection of the suite (the mutant and outside-tester tiers: hundreds of runs).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Generic, Literal, TypeVar, overload
 
 import pytest
 
@@ -61,14 +64,22 @@ def fixture_env() -> dict[str, str]:
     return env
 
 
-def run_suite(tmp_path: Path, impl: str, *extra: str, timeout: float = 300) -> SuiteRun:
-    """One ``capconf run`` in a fresh child process: the command exactly as a user runs
-    it. For many runs of the same suite, ``SuiteBatch`` costs a fraction."""
+@dataclass(frozen=True)
+class RecordedRun:
+    """The whole suite against ``capconf driver`` over stdio, with what each case sent."""
+
+    run: SuiteRun
+    record: dict[str, dict[str, list[str]]] | None  # None: the recorder wrote nothing
+
+
+def run_suite(tmp_path: Path, impl: str, *extra: str, timeout: float = 300,
+              fresh: bool = False) -> SuiteRun:
+    """One ``capconf run`` in a process of its own (``run_cli``: forked from a warm
+    interpreter, the command exactly as a user runs it otherwise; ``fresh``: a new
+    interpreter). For many runs of the same suite, ``SuiteBatch`` costs a fraction."""
     report = tmp_path / "report.jsonl"
-    proc = subprocess.run(
-        [sys.executable, "-m", "capconf.conformance.cli", "run", "--impl", impl,
-         "--report", str(report), *extra],
-        capture_output=True, text=True, timeout=timeout, cwd=tmp_path, env=fixture_env())
+    proc = run_cli(["run", "--impl", impl, "--report", str(report), *extra], cwd=tmp_path,
+                   timeout=timeout, fresh=fresh)
     return read_run(report, proc.returncode, proc.stdout + proc.stderr)
 
 
@@ -95,7 +106,106 @@ class SuiteJob:
     first: tuple[str, ...] = ()
 
 
-class SuiteBatch:
+@dataclass
+class ForkedCpu:
+    """CPU seconds of fork-server jobs, for ``benchmarks/cpu_per_file.py``: a job is a
+    grandchild of the test process, so its CPU reaches ``RUSAGE_CHILDREN`` only when its
+    server is reaped (at the end of a module or the session). ``reported`` is every
+    finished job's CPU as its server announced it, ``reaped`` the part of that whose
+    server has since been reaped (and so is counted by ``RUSAGE_CHILDREN`` as well)."""
+
+    reported: float = 0.0
+    reaped: float = 0.0
+
+
+FORKED_CPU = ForkedCpu()
+
+
+class _ForkServer:
+    """The parent side of a fork server (``suite_server``, ``cli_server``): a child
+    process in a session of its own that reads jobs as JSON lines on one pipe and
+    announces each finished job on another; ``_wait(name)`` reads until that job's line
+    came (jobs end in any order, and any thread may wait)."""
+
+    def __init__(self, root: Path, timeout: float) -> None:
+        self.root = root
+        self.timeout = timeout
+        self._done: dict[str, dict[str, Any]] = {}
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._to_server: IO[str] | None = None
+        self._results: IO[str] | None = None
+        self._lock = threading.Lock()
+
+    def _argv(self, jobs_fd: int, results_fd: int) -> list[str]:
+        raise NotImplementedError
+
+    def _start(self) -> None:
+        jobs_read, jobs_write = os.pipe()
+        results_read, results_write = os.pipe()
+        with open(self.root / "server.log", "wb") as log:
+            self._proc = subprocess.Popen(self._argv(jobs_read, results_write), cwd=self.root,
+                                          env=fixture_env(), stdin=subprocess.DEVNULL,
+                                          stdout=log, stderr=subprocess.STDOUT,
+                                          pass_fds=(jobs_read, results_write),
+                                          start_new_session=True)
+        os.close(jobs_read)
+        os.close(results_write)
+        self._to_server = os.fdopen(jobs_write, "w", encoding="utf-8")
+        self._results = os.fdopen(results_read, "r", encoding="utf-8")
+
+    def _send(self, job: dict[str, Any]) -> None:
+        with self._lock:
+            if self._proc is None:
+                self._start()
+            assert self._to_server is not None
+            try:
+                self._to_server.write(json.dumps(job) + "\n")
+                self._to_server.flush()
+            except BrokenPipeError:
+                pass  # the server ended: _wait() says so, with its log
+
+    def _wait(self, name: str) -> dict[str, Any] | None:
+        """The finished job's line (returncode, cpu), or None if the server ended first."""
+        with self._lock:
+            while name not in self._done and self._results is not None:
+                line = self._results.readline()
+                if not line:
+                    self._results.close()
+                    self._results = None
+                    break
+                done = json.loads(line)
+                self._done[done["name"]] = done
+                FORKED_CPU.reported += float(done.get("cpu") or 0.0)
+            return self._done.get(name)
+
+    def _log_tail(self) -> str:
+        log = self.root / "server.log"
+        return log.read_text(errors="replace")[-4000:] if log.exists() else ""
+
+    def _finished(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        """End the server: at once, with whatever it still runs (its own process group),
+        unless every job has been read."""
+        for stream in (self._to_server, self._results):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        self._to_server = self._results = None
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:  # its input closed, the server ends once its last job has
+            proc.wait(timeout=10 if self._finished() else 0.001)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        FORKED_CPU.reaped += sum(float(d.get("cpu") or 0.0) for d in self._done.values())
+
+
+class SuiteBatch(_ForkServer):
     """Many conformance runs from one collection of the suite (``suite_server``).
 
     One child ``capconf run`` collects the suite once, then forks a process per job, two
@@ -112,37 +222,20 @@ class SuiteBatch:
     def __init__(self, root: Path, jobs: Sequence[SuiteJob] = (), *, profile: str = "ci",
                  warm: Sequence[str] = (), workers: int | None = None,
                  timeout: float = 300) -> None:
-        self.root = root
+        super().__init__(root, timeout)
         self.profile = profile
         self.warm = tuple(warm)
         self.workers = workers or os.cpu_count() or 2
-        self.timeout = timeout
         self._jobs: dict[str, SuiteJob] = {}
-        self._done: dict[str, dict[str, Any]] = {}
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._to_server: IO[str] | None = None
-        self._results: IO[str] | None = None
         for job in jobs:
             self.submit(job)
 
-    def _start(self) -> None:
-        jobs_read, jobs_write = os.pipe()
-        results_read, results_write = os.pipe()
-        argv = [sys.executable, "-m", "capconf.conformance.cli", "run", "--",
+    def _argv(self, jobs_fd: int, results_fd: int) -> list[str]:
+        return [sys.executable, "-m", "capconf.conformance.cli", "run", "--",
                 "-p", "suite_server", "--capture=sys", f"--basetemp={self.root / 'basetemp'}",
-                f"--hypothesis-profile={self.profile}", "--suite-jobs-fd", str(jobs_read),
-                "--suite-results-fd", str(results_write), "--suite-workers", str(self.workers),
+                f"--hypothesis-profile={self.profile}", "--suite-jobs-fd", str(jobs_fd),
+                "--suite-results-fd", str(results_fd), "--suite-workers", str(self.workers),
                 "--suite-timeout", str(self.timeout), *(f"--suite-warm={w}" for w in self.warm)]
-        with open(self.root / "server.log", "wb") as log:
-            self._proc = subprocess.Popen(argv, cwd=self.root, env=fixture_env(),
-                                          stdin=subprocess.DEVNULL, stdout=log,
-                                          stderr=subprocess.STDOUT,
-                                          pass_fds=(jobs_read, results_write),
-                                          start_new_session=True)
-        os.close(jobs_read)
-        os.close(results_write)
-        self._to_server = os.fdopen(jobs_write, "w", encoding="utf-8")
-        self._results = os.fdopen(results_read, "r", encoding="utf-8")
 
     @property
     def names(self) -> frozenset[str]:
@@ -154,66 +247,151 @@ class SuiteBatch:
         if job.name in self._jobs:
             raise ValueError(f"job {job.name!r} submitted twice")
         self._jobs[job.name] = job
-        if self._proc is None:
-            self._start()
         workdir = self.root / job.name
         workdir.mkdir(parents=True, exist_ok=True)
-        line = json.dumps({"name": job.name, "impl": job.impl,
-                           "requirements": list(job.requirements), "cases": list(job.cases),
-                           "first": list(job.first),
-                           "first_failure": job.first_failure, "workdir": str(workdir)})
-        assert self._to_server is not None
-        try:
-            self._to_server.write(line + "\n")
-            self._to_server.flush()
-        except BrokenPipeError:
-            pass  # the server ended: result() says so, with its log
+        self._send({"name": job.name, "impl": job.impl,
+                    "requirements": list(job.requirements), "cases": list(job.cases),
+                    "first": list(job.first),
+                    "first_failure": job.first_failure, "workdir": str(workdir)})
 
     def result(self, name: str) -> SuiteRun:
         job = self._jobs[name]
-        while name not in self._done and self._results is not None:
-            line = self._results.readline()
-            if not line:
-                self._results.close()
-                self._results = None
-                break
-            done = json.loads(line)
-            self._done[done["name"]] = done
+        done = self._wait(name)
         workdir = self.root / job.name
         output_file = workdir / "output.txt"
         output = output_file.read_text(errors="replace") if output_file.exists() else ""
-        if name not in self._done:
-            log = (self.root / "server.log").read_text(errors="replace")
-            return SuiteRun(-1, f"{output}\nthe suite server ended first:\n{log[-4000:]}",
+        if done is None:
+            return SuiteRun(-1, f"{output}\nthe suite server ended first:\n{self._log_tail()}",
                             {}, {})
-        done = self._done[name]
         run = read_run(workdir / "report.jsonl", int(done["returncode"]), output)
         return replace(run, cpu=done.get("cpu"))
 
-    def close(self) -> None:
-        """End the server: at once, with whatever it still runs (its own process group),
-        unless every job has been read."""
-        for stream in (self._to_server, self._results):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
-        self._to_server = self._results = None
-        proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        finished = set(self._done) >= set(self._jobs)
-        try:  # its input closed, the server ends once its last job has
-            proc.wait(timeout=10 if finished else 0.001)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    def _finished(self) -> bool:
+        return set(self._done) >= set(self._jobs)
 
     def __enter__(self) -> SuiteBatch:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+Out = TypeVar("Out", str, bytes)
+
+
+@dataclass(frozen=True)
+class CliResult(Generic[Out]):
+    """What ``subprocess.run(capture_output=True)`` of the command gives (text or bytes)."""
+
+    returncode: int
+    stdout: Out
+    stderr: Out
+    cpu: float | None = None
+
+
+class CliServer(_ForkServer):
+    """``capconf ARGS...`` forked from one warm interpreter (``cli_server``): the same
+    command, options, output and exit status as a fresh process, without its ~3.2
+    CPU-seconds of start-up and collection. ``run`` waits for its command; any thread
+    may call it."""
+
+    def __init__(self, root: Path, *, profile: str | None = None, workers: int = 2) -> None:
+        super().__init__(root, timeout=0)
+        self.profile = profile
+        self.workers = workers
+        self._count = itertools.count(1)
+
+    def _argv(self, jobs_fd: int, results_fd: int) -> list[str]:
+        chosen = ["--profile", self.profile] if self.profile else []
+        return [sys.executable, "-m", "cli_server", "--jobs-fd", str(jobs_fd),
+                "--results-fd", str(results_fd), "--workers", str(self.workers), *chosen]
+
+    def run(self, args: Sequence[str], *, cwd: Path, env: dict[str, str],
+            timeout: float) -> CliResult[bytes]:
+        name = f"job-{next(self._count)}"
+        out = self.root / "jobs" / name
+        out.mkdir(parents=True)
+        self._send({"name": name, "argv": list(args), "cwd": str(cwd), "env": env,
+                    "stdout": str(out / "stdout"), "stderr": str(out / "stderr"),
+                    "timeout": timeout})
+        done = self._wait(name)
+        stdout, stderr = (_read_bytes(out / "stdout"), _read_bytes(out / "stderr"))
+        shutil.rmtree(out, ignore_errors=True)
+        if done is None:
+            ended = f"\nthe CLI server ended first:\n{self._log_tail()}".encode()
+            return CliResult(-1, stdout, stderr + ended)
+        return CliResult(int(done["returncode"]), stdout, stderr, done.get("cpu"))
+
+
+def _read_bytes(path: Path) -> bytes:
+    return path.read_bytes() if path.exists() else b""
+
+
+_cli_servers: dict[str | None, CliServer] = {}
+
+
+def hypothesis_profile(args: Sequence[str]) -> str | None:
+    """The ``--hypothesis-profile`` among the pytest options of a ``capconf run`` (after
+    ``--``), or None: a warm server serves the profile its suite was imported under."""
+    if "--" not in args:
+        return None
+    rest = list(args[list(args).index("--") + 1:])
+    for i, arg in enumerate(rest):
+        if arg.startswith("--hypothesis-profile="):
+            return arg.split("=", 1)[1]
+        if arg == "--hypothesis-profile" and i + 1 < len(rest):
+            return rest[i + 1]
+    return None
+
+
+@overload
+def run_cli(args: Sequence[str], *, cwd: Path | None = ..., env: dict[str, str] | None = ...,
+            timeout: float = ..., text: Literal[True] = ...,
+            fresh: bool = ...) -> CliResult[str]: ...
+
+
+@overload
+def run_cli(args: Sequence[str], *, cwd: Path | None = ..., env: dict[str, str] | None = ...,
+            timeout: float = ..., text: Literal[False],
+            fresh: bool = ...) -> CliResult[bytes]: ...
+
+
+def run_cli(args: Sequence[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
+            timeout: float = 300, text: bool = True,
+            fresh: bool = False) -> CliResult[str] | CliResult[bytes]:
+    """``capconf ARGS...`` in ``cwd`` (this process's by default) with ``env``
+    (``fixture_env()`` by default), forked from the session's warm ``CliServer``
+    (one per hypothesis profile, started on first use, ended by ``close_cli_server`` at
+    the end of the session), like
+    ``subprocess.run(..., capture_output=True, text=text)``. ``fresh`` (or
+    ``CAPCONF_TESTS_FRESH=1`` for every call, to compare the two) starts a new
+    interpreter instead, as a user would."""
+    env = fixture_env() if env is None else env
+    cwd = Path.cwd() if cwd is None else cwd
+    if fresh or os.environ.get("CAPCONF_TESTS_FRESH") == "1":
+        proc = subprocess.run([sys.executable, "-m", "capconf.conformance.cli", *args],
+                              capture_output=True, timeout=timeout, cwd=cwd, env=env)
+        raw = CliResult(proc.returncode, proc.stdout, proc.stderr)
+    else:
+        profile = hypothesis_profile(args)
+        server = _cli_servers.get(profile)
+        if server is None:
+            root = Path(tempfile.mkdtemp(prefix="capconf-cli-server-"))
+            server = _cli_servers[profile] = CliServer(root, profile=profile)
+        raw = server.run(args, cwd=cwd, env=env, timeout=timeout)
+    if not text:
+        return raw
+    return CliResult(raw.returncode, raw.stdout.decode(errors="replace"),
+                     raw.stderr.decode(errors="replace"), raw.cpu)
+
+
+def close_cli_server() -> None:
+    """End the session's CLI servers, if any was started, and remove their files."""
+    servers = list(_cli_servers.values())
+    _cli_servers.clear()
+    for server in servers:
+        server.close()
+        shutil.rmtree(server.root, ignore_errors=True)
 
 
 def batch_of_selected(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,

@@ -28,9 +28,10 @@ import select
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import pytest
 
@@ -48,12 +49,34 @@ class Job:
     first: tuple[str, ...]  # these case IDs run before the others (suite order otherwise)
     first_failure: bool
     workdir: str
+    timeout: float  # seconds before the job is killed
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Job:
+    def from_json(cls, data: dict[str, Any], timeout: float) -> Job:
         return cls(str(data["name"]), str(data["impl"]), tuple(data["requirements"]),
                    tuple(data["cases"]), tuple(data["first"]), bool(data["first_failure"]),
-                   str(data["workdir"]))
+                   str(data["workdir"]), timeout)
+
+    @property
+    def output_file(self) -> Path:
+        """Where the job's output goes (and a kill is noted)."""
+        return Path(self.workdir, "output.txt")
+
+
+class ServedJob(Protocol):
+    """What the fork loop needs of a job (a suite job here, a CLI job in ``cli_server``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def timeout(self) -> float: ...
+
+    @property
+    def output_file(self) -> Path: ...
+
+
+J = TypeVar("J", bound=ServedJob)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -107,28 +130,30 @@ def pytest_runtestloop(session: pytest.Session) -> bool | None:
     # walks it (and copies the pages it touches).
     gc.collect()
     gc.freeze()
+    timeout = config.getoption("suite_timeout")
     with os.fdopen(config.getoption("suite_results_fd"), "w", encoding="utf-8") as results:
-        _serve(session, jobs_fd, results, config.getoption("suite_workers"),
-               config.getoption("suite_timeout"))
+        serve(jobs_fd, results, config.getoption("suite_workers"),
+              lambda data: Job.from_json(data, timeout), lambda job: _fork(session, job))
     return True
 
 
-def _serve(session: pytest.Session, jobs_fd: int, results: Any, workers: int,
-           timeout: float) -> None:
-    """Read jobs (JSON lines) until end of input, keep ``workers`` children busy, and
-    announce each job as it ends, in the order they end."""
-    pending: list[Job] = []
-    running: dict[int, tuple[Job, float]] = {}
+def serve(jobs_fd: int, results: Any, workers: int, parse: Callable[[dict[str, Any]], J],
+          start: Callable[[J], int]) -> None:
+    """Read jobs (JSON lines, each made a job by ``parse``) until end of input, keep
+    ``workers`` children (``start`` forks one and returns its pid) busy, and announce
+    each job as it ends, in the order they end."""
+    pending: list[J] = []
+    running: dict[int, tuple[J, float]] = {}
     buffered, more = b"", True
     pause = 0.001
     while more or pending or running:
         while pending and len(running) < max(1, workers):
             job = pending.pop(0)
-            running[_fork(session, job)] = (job, time.monotonic())
-        if _reap(running, results, timeout):
+            running[start(job)] = (job, time.monotonic())
+        if _reap(running, results):
             pause = 0.001
             continue
-        wait = min(pause, timeout) if running else None
+        wait = pause if running else None
         pause = min(pause * 2, 0.02)
         if not more:
             time.sleep(wait or 0)
@@ -139,13 +164,13 @@ def _serve(session: pytest.Session, jobs_fd: int, results: Any, workers: int,
             more = bool(chunk)
             buffered += chunk
             *lines, buffered = buffered.split(b"\n")
-            pending += [Job.from_json(json.loads(line)) for line in lines if line.strip()]
+            pending += [parse(json.loads(line)) for line in lines if line.strip()]
             pause = 0.001
 
 
-def _reap(running: dict[int, tuple[Job, float]], results: Any, timeout: float) -> bool:
-    """Announce every child that has ended; kill those over ``timeout``. True if any
-    ended."""
+def _reap(running: dict[int, tuple[J, float]], results: Any) -> bool:
+    """Announce every child that has ended; kill those over their job's timeout. True if
+    any ended."""
     ended = False
     while running:
         pid, status, usage = os.wait4(-1, os.WNOHANG)
@@ -161,11 +186,11 @@ def _reap(running: dict[int, tuple[Job, float]], results: Any, timeout: float) -
         ended = True
     now = time.monotonic()
     for pid, (job, started) in list(running.items()):
-        if now - started > timeout:
+        if now - started > job.timeout:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            with open(Path(job.workdir, "output.txt"), "a", encoding="utf-8") as out:
-                out.write(f"\nsuite_server: killed after {timeout:g} s\n")
+            with open(job.output_file, "a", encoding="utf-8") as out:
+                out.write(f"\nsuite_server: killed after {job.timeout:g} s\n")
             running[pid] = (job, float("inf"))  # killed once; reaped on a later turn
     return ended
 
@@ -178,7 +203,7 @@ def _fork(session: pytest.Session, job: Job) -> int:
         return pid
     code = 3
     try:
-        out = os.open(Path(job.workdir, "output.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        out = os.open(job.output_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         os.dup2(out, 1)
         os.dup2(out, 2)
         code = _run_job(session, job)

@@ -3,7 +3,7 @@
 A case that cites only DELEG-05 but calls `memory.locate` and the memory tools reports
 *errored* against a correct delegation runtime without memory: a false alarm. SPEC.md
 section 2 ("Which group serves an op") assigns each op and dimension tool to its groups;
-this module runs the whole suite once against the reference with a recorder
+the session's one whole-suite run over stdio (tests/conftest.py) carries a recorder
 (`tests/case_recorder.py`) that notes what each case really sends, through every helper,
 and checks it against the groups the case is gated on (its requirements' groups plus
 `@pytest.mark.uses`). The fast tests keep the SPEC table complete.
@@ -11,14 +11,11 @@ and checks it against the groups the case is gated on (its requirements' groups 
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from suite_runner import fixture_env
+from suite_runner import RecordedRun
 
 from capconf.simulator.protocol.op_tables import all_ops
 
@@ -118,15 +115,9 @@ def test_the_check_finds_an_ungated_op_and_tool() -> None:
 
 
 @pytest.mark.slow
-def test_no_case_uses_a_group_it_is_not_gated_on(tmp_path: Path) -> None:
-    out = tmp_path / "record.json"
-    env = fixture_env()
-    env["CAPCONF_CASE_RECORD"] = str(out)
-    proc = subprocess.run(
-        [sys.executable, "-m", "capconf.conformance.cli", "run", "--impl",
-         "python:case_recorder:make", "--", "-p", "case_recorder", "-q"],
-        capture_output=True, text=True, timeout=1200, cwd=tmp_path, env=env)
-    assert out.exists(), proc.stdout[-3000:] + proc.stderr[-2000:]
-    record = json.loads(out.read_text(encoding="utf-8"))
+def test_no_case_uses_a_group_it_is_not_gated_on(whole_suite_over_stdio: RecordedRun) -> None:
+    # the whole suite over stdio with `-p case_recorder`, shared with test_transports.py
+    record = whole_suite_over_stdio.record
+    assert record is not None, whole_suite_over_stdio.run.output[-3000:]
     assert len(record) > 500, sorted(record)[:5]
     assert violations(record, op_groups()) == {}

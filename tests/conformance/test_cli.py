@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import os
 from pathlib import Path
+
+from suite_runner import CliResult, run_cli
 
 DEFINITIONS = Path(__file__).resolve().parent.parent / "definitions"
 
 
-def capconf(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "capconf.conformance.cli", *args],
-                          capture_output=True, timeout=120, cwd=cwd)
+def capconf(*args: str, cwd: Path | None = None) -> CliResult[bytes]:
+    return run_cli(args, cwd=cwd, env=dict(os.environ), timeout=120, text=False)
 
 
 def test_validate_clean_warning_error_statuses(tmp_path: Path) -> None:

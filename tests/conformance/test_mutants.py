@@ -83,7 +83,8 @@ def test_lowercase_resolver_fails_the_webfetch_case(tmp_path: Path) -> None:
     import sys
 
     impl = f"{shlex.quote(sys.executable)} -m mutants lowercase-resolver"
-    run = run_suite(tmp_path, impl, "--req", "TOOL-02", "--", "--hypothesis-profile=fail-fast")
+    run = run_suite(tmp_path, impl, "--req", "TOOL-02", "--", "--hypothesis-profile=fail-fast",
+                    fresh=True)
     assert run.outcomes()["tool.canonical.camel-lower"] == "failed"
     assert "WebFetch" in run.cases["tool.canonical.camel-lower"]["reason"]
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import os
 from pathlib import Path
 
 from report_support import case, header, jsonl, reference_and_broken
+from suite_runner import CliResult, run_cli
 
 from capconf.conformance.report_diff import (
     ADDED,
@@ -82,9 +82,8 @@ def test_an_older_suite_version_is_compared_on_common_ids_and_says_so() -> None:
     assert "different suite versions" not in same
 
 
-def _capconf(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "capconf.conformance.cli", *args],
-                          capture_output=True, text=True, timeout=120)
+def _capconf(*args: str) -> CliResult[str]:
+    return run_cli(args, env=dict(os.environ), timeout=120)
 
 
 def test_the_command_exits_1_on_a_regression_0_otherwise_2_on_bad_input(

@@ -5,30 +5,29 @@ requirement, `capconf report` writes both columns."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from suite_runner import CliResult, run_cli
 
 TESTS = Path(__file__).resolve().parent.parent
 BROKEN = "python:mutants:dispatcher:lowercase-resolver"
 
 
-def _capconf(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(TESTS)}
-    return subprocess.run([sys.executable, "-m", "capconf.conformance.cli", *args],
-                          capture_output=True, text=True, timeout=600, env=env)
+def _capconf(*args: str) -> CliResult[str]:
+    return run_cli(args, env={**os.environ, "PYTHONPATH": str(TESTS)}, timeout=600)
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("runs")
     for name, impl, status in (("ref", "reference", 0), ("broken", BROKEN, 1)):
+        # fail-fast: the verdicts of the default profile, a failure not shrunk
         proc = _capconf("run", "--impl", impl, "--req", "TOOL-02",
                         "--report", str(out / f"{name}.jsonl"),
-                        "--junit-xml", str(out / f"{name}.xml"))
+                        "--junit-xml", str(out / f"{name}.xml"),
+                        "--", "--hypothesis-profile=fail-fast")
         assert proc.returncode == status, proc.stdout[-2000:] + proc.stderr[-2000:]
     return out
 

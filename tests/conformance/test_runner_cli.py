@@ -5,23 +5,19 @@ location, no tracebacks from `edit`, a real `--lf`, and pinned verdict libraries
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import tomllib
 from importlib import metadata
 from pathlib import Path
 
 from packaging.requirements import Requirement
-from suite_runner import fixture_env, run_suite
+from suite_runner import CliResult, run_cli, run_suite
 
 REPO = Path(__file__).resolve().parent.parent.parent
 AGENT = "---\nname: a\ndescription: d\ntools: Read, Grpe\n---\nBody.\n"
 
 
-def capconf(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "capconf.conformance.cli", *args],
-                          capture_output=True, text=True, timeout=300, cwd=cwd,
-                          env=fixture_env())
+def capconf(*args: str, cwd: Path) -> CliResult[str]:
+    return run_cli(args, cwd=cwd, timeout=300)
 
 
 def test_version_names_suite_spec_and_protocol(tmp_path: Path) -> None:
@@ -108,15 +104,15 @@ def test_edit_refuses_bad_json_and_a_missing_file_without_a_traceback(tmp_path: 
 
 def test_lf_reruns_the_failures_of_the_previous_report(tmp_path: Path) -> None:
     lowering = "python:mutants:dispatcher:lowercase-resolver"
-    first = run_suite(tmp_path, lowering, "--req", "TOOL-02")
+    # fail-fast: the same examples and verdicts as `ci`, a failure not shrunk (~20 s less)
+    fail_fast = ("--", "--hypothesis-profile=fail-fast")
+    first = run_suite(tmp_path, lowering, "--req", "TOOL-02", *fail_fast)
     failed = {c for c, o in first.outcomes().items() if o == "failed"}
     assert failed and len(failed) < len(first.cases)
-    again = run_suite(tmp_path, lowering, "--lf")  # same --report file (run_suite's)
+    again = run_suite(tmp_path, lowering, "--lf", *fail_fast)  # same --report file
     assert set(again.cases) == failed and again.returncode == 1
     (tmp_path / "none").mkdir()
-    refused = subprocess.run([sys.executable, "-m", "capconf.conformance.cli", "run", "--lf"],
-                             capture_output=True, text=True, timeout=120,
-                             cwd=tmp_path / "none", env=fixture_env())
+    refused = capconf("run", "--lf", cwd=tmp_path / "none")
     assert refused.returncode == 2 and "--report" in refused.stderr
 
 

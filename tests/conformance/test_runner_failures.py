@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
-from suite_runner import fixture_env, run_suite
+from suite_runner import CliResult, run_cli, run_suite
 
 from capconf.conformance.failures import first_sentence
 
@@ -18,6 +17,10 @@ FAKE = Path(__file__).resolve().parent.parent / "fake_impls" / "misbehave.py"
 LOWERING = "python:mutants:dispatcher:lowercase-resolver"
 # DELEG-03's delegation cases all meet "`Task` is not mounted"; TOOL-02's see lowered names
 LOWERING_REQS = ("--req", "DELEG-03", "--req", "TOOL-02")
+# the same examples and verdicts as the default `ci` profile, a failing property case not
+# shrunk: what these tests read (outcomes, causes, the layout of the output) is the same,
+# and a run of the mutant costs seconds instead of ~20
+FAIL_FAST = ("--", "--hypothesis-profile=fail-fast")
 
 
 def fake(mode: str, op: str = "definition.parse") -> str:
@@ -45,7 +48,8 @@ def test_a_command_that_does_not_exist_gives_one_message(tmp_path: Path) -> None
 
 def test_failures_sharing_a_first_wrong_answer_are_one_item(tmp_path: Path) -> None:
     report_md = tmp_path / "report.md"
-    run = run_suite(tmp_path, LOWERING, *LOWERING_REQS, "--report-md", str(report_md))
+    run = run_suite(tmp_path, LOWERING, *LOWERING_REQS, "--report-md", str(report_md),
+                    *FAIL_FAST)
     failing = {cid: c for cid, c in run.cases.items() if c["outcome"] == "failed"}
     task = [c for c in failing.values()
             if c["cause"] == "`tool.call` of `Task` answered `tool_not_mounted`"]
@@ -76,12 +80,13 @@ def test_failures_sharing_a_first_wrong_answer_are_one_item(tmp_path: Path) -> N
 
 
 def test_harness_tracebacks_only_when_asked(tmp_path: Path) -> None:
-    quiet = run_suite(tmp_path, LOWERING, "--req", "TOOL-02")
+    quiet = run_suite(tmp_path, LOWERING, "--req", "TOOL-02", *FAIL_FAST)
     assert quiet.returncode == 1
     assert "Traceback" not in quiet.output and "def test_" not in quiet.output
     assert "FAILED " not in quiet.output  # pytest's own one-line-per-failure list
     (tmp_path / "tb").mkdir()
-    loud = run_suite(tmp_path / "tb", LOWERING, "--req", "TOOL-02", "--tb", "short")
+    loud = run_suite(tmp_path / "tb", LOWERING, "--req", "TOOL-02", "--tb", "short",
+                     *FAIL_FAST)
     assert "AssertionError" in loud.output and "test_cases.py" in loud.output
 
 
@@ -99,7 +104,8 @@ def test_repeated_not_implemented_answers_are_rolled_up(tmp_path: Path) -> None:
 
 def test_a_failing_case_is_saved_as_a_replayable_scenario(tmp_path: Path) -> None:
     saved = tmp_path / "failures"
-    run = run_suite(tmp_path, LOWERING, "--req", "DELEG-03", "--save-failures", str(saved))
+    run = run_suite(tmp_path, LOWERING, "--req", "DELEG-03", "--save-failures", str(saved),
+                    *FAIL_FAST)
     failing = [cid for cid, c in run.cases.items() if c["outcome"] == "failed"]
     assert failing
     scenario = saved / "deleg.depth.limit-every-kind.scenario.jsonl"
@@ -108,10 +114,8 @@ def test_a_failing_case_is_saved_as_a_replayable_scenario(tmp_path: Path) -> Non
     assert header["capconf_scenario"] == 1 and header["case"] == "deleg.depth.limit-every-kind"
     assert "${WORKSPACE}" in scenario.read_text()
 
-    def capconf(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "capconf.conformance.cli", *args],
-                              capture_output=True, text=True, timeout=300, cwd=tmp_path,
-                              env=fixture_env())
+    def capconf(*args: str) -> CliResult[str]:
+        return run_cli(args, cwd=tmp_path, timeout=300)
 
     log = tmp_path / "case.log.jsonl"
     recorded = capconf("record", str(scenario), "--out", str(log))

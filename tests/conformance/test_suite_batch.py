@@ -1,11 +1,16 @@
 """The batch that the mutant and outside-tester tiers run on (``suite_runner.SuiteBatch``):
-a job is the same run as ``capconf run --impl IMPL --req R``, isolated from the others."""
+a job is the same run as ``capconf run --impl IMPL --req R``, isolated from the others;
+and the warm server every other ``capconf`` command of the tests is forked from
+(``suite_runner.run_cli``): it answers as a fresh process would."""
 
 from __future__ import annotations
 
+import re
+import shutil
 from pathlib import Path
 
-from suite_runner import SuiteBatch, SuiteJob
+import pytest
+from suite_runner import SuiteBatch, SuiteJob, fixture_env, hypothesis_profile, read_run, run_cli
 
 
 def test_a_mutant_patches_only_its_own_job_and_a_dying_job_ends_only_itself(
@@ -29,3 +34,45 @@ def test_a_mutant_patches_only_its_own_job_and_a_dying_job_ends_only_itself(
     assert reference.outcomes() == {"tool.canonical.camel-lower": "passed",
                                     "tool.canonical.camel-upper": "passed"}
     assert reference.header["impl"] == "reference"
+
+
+def _without_timing(text: str) -> str:
+    """pytest's summary line ends with the seconds the run took."""
+    return re.sub(r" in \d+\.\d+s( \(\d+:\d+:\d+\))?", " in Ns", text)
+
+
+@pytest.mark.slow
+def test_a_forked_command_answers_as_a_fresh_one(tmp_path: Path) -> None:
+    """``run_cli`` forks from a warm interpreter; a user starts a new one. The two give
+    the same exit status, output and report, for a run (with its hypothesis profile and a
+    failing in-process implementation found through PYTHONPATH) and for a command that
+    reads the environment and the working directory."""
+    agent = tmp_path / "agent.yaml"
+    agent.write_text("name: x\ndescription: d\ntools: [Nope]\nprompt: p\n")
+    commands = [
+        ["run", "--impl", "python:mutants:dispatcher:lowercase-resolver", "--req", "TOOL-02",
+         "--report", "report.jsonl", "--", "--hypothesis-profile=fail-fast"],
+        ["validate", "agent.yaml"],
+    ]
+    for args in commands:
+        answers = []
+        for fresh in (True, False):
+            workdir = tmp_path / f"{args[0]}-{fresh}"
+            workdir.mkdir()
+            shutil.copy(agent, workdir)
+            proc = run_cli(args, cwd=workdir, env={**fixture_env(), "NO_COLOR": "1"},
+                           fresh=fresh)
+            report = workdir / "report.jsonl"
+            outcomes = read_run(report, proc.returncode, "").outcomes()
+            answers.append((proc.returncode, _without_timing(proc.stdout),
+                            _without_timing(proc.stderr), outcomes))
+        assert answers[0] == answers[1], args
+        assert answers[0][0] != 0, args  # the mutant failed; validate found the unknown tool
+        assert answers[0][3] or args[0] != "run", answers[0][1][-2000:]
+
+
+def test_the_profile_of_a_run_picks_its_server() -> None:
+    assert hypothesis_profile(["run", "--req", "X"]) is None
+    assert hypothesis_profile(["run", "--", "-q", "--hypothesis-profile=fail-fast"]) == "fail-fast"
+    assert hypothesis_profile(["run", "--", "--hypothesis-profile", "explore"]) == "explore"
+    assert hypothesis_profile(["validate", "--hypothesis-profile=x"]) is None

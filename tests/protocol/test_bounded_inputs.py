@@ -8,13 +8,13 @@ bomb must be refused, with a bound on peak allocation generous enough never to f
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import os
 import tracemalloc
 from pathlib import Path
 from typing import Any
 
 import pytest
+from suite_runner import CliResult, run_cli
 
 from capconf.conformance.reference import make_dispatcher
 from capconf.conformance.worldfile import WorldFileError, load_world_file
@@ -35,9 +35,8 @@ def alias_bomb(levels: int = 9, fanout: int = 8) -> str:
     return "\n".join(lines) + "\n"
 
 
-def capconf(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "capconf.conformance.cli", *args],
-                          capture_output=True, timeout=120, cwd=cwd)
+def capconf(*args: str, cwd: Path | None = None) -> CliResult[bytes]:
+    return run_cli(args, cwd=cwd, env=dict(os.environ), timeout=120, text=False)
 
 
 def _peak(fn: Any) -> tuple[Any, int]:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from suite_runner import DRIVER, run_suite
+from suite_runner import RecordedRun
 
 from capconf.conformance.client import InProcessTransport, SubprocessTransport
 from capconf.conformance.reference import make_dispatcher
@@ -57,8 +57,8 @@ def test_both_transports_answer_identically(tmp_path: Path) -> None:
     assert sum('"ok": false' in x for x in a) >= 4  # the script exercises errors too
 
 
-def test_full_suite_passes_over_subprocess(tmp_path: Path) -> None:
-    run = run_suite(tmp_path, DRIVER)
+def test_full_suite_passes_over_subprocess(whole_suite_over_stdio: RecordedRun) -> None:
+    run = whole_suite_over_stdio.run  # `capconf run --impl "capconf driver"` (conftest.py)
     assert run.returncode == 0, run.output[-3000:]
     assert run.cases and "failed" not in run.outcomes().values()
     assert run.header["implementation"]["name"] == "capconf-reference-simulator"
