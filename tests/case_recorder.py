@@ -6,7 +6,8 @@ simulator in-process and notes, for every case, the ops it sent, the keys of its
 `world.setup` requests and the tools it called, together with the feature groups the
 case is gated on. With any other ``--impl`` (``capconf driver`` over stdio: the one
 whole-suite run that tests/protocol/test_transports.py and
-tests/conformance/test_case_groups.py share) the plugin notes the same at the client's end, every request a ``SubprocessTransport`` sends.
+tests/conformance/test_case_groups.py share) the plugin notes the same at the client's
+end, every request a ``SubprocessTransport`` sends.
 At the end of the session the record is written as JSON to the file
 named by ``CAPCONF_CASE_RECORD``. Recording what a case really sends (through every
 helper it calls) is what makes the gating test complete; reading the suite's source
