@@ -126,7 +126,12 @@ def settle_or_raise(driver: Driver, agent_id: str, agent: Agent, tool: str,
                 "error_message": f"OpenCode asks for permission `{ask.get('permission')}`",
                 "error_detail": {"tool": tool, "card": card.json()},
                 "terminal_for_attempt": False, "retry_after_ms": None}
-    return envelope(tool, oc_id, offered, gated.last_part(oc, agent.directory, session, skip))
+    part = gated.last_part(oc, agent.directory, session, skip)
+    try:
+        gated.require_ended(oc, agent.directory, session, part)
+    except gated.CallHung as e:
+        raise ProtoError("runtime_hung", str(e)) from e
+    return envelope(tool, oc_id, offered, part)
 
 
 def tool_call(driver: Driver, agent_id: str, agent: Agent, tool: str,

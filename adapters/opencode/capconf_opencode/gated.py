@@ -41,13 +41,15 @@ def ask_or_end(oc: OpenCode, turn: Turn, directory: Path, session: str,
     """Wait until OpenCode asks a new permission in `session` (returned, still waiting for
     its reply) or the turn ends (None, after the session is idle)."""
     deadline = time.monotonic() + TURN_TIMEOUT
+    ended = False
     while time.monotonic() < deadline:
         for ask in pending_asks(oc, directory, session):
             if str(ask.get("id")) not in known:
                 return ask
         if turn.done.wait(0.2):
+            ended = True
             break
-    wait_idle(oc, directory, session)
+    wait_idle(oc, directory, session, limit=20 if ended else 3)
     for ask in pending_asks(oc, directory, session):  # asked just as the turn ended
         if str(ask.get("id")) not in known:
             return ask
@@ -57,6 +59,22 @@ def ask_or_end(oc: OpenCode, turn: Turn, directory: Path, session: str,
 def last_part(oc: OpenCode, directory: Path, session: str, skip: int) -> dict[str, Any] | None:
     parts = tool_parts(oc, directory, session)[skip:]
     return parts[-1] if parts else None
+
+
+class CallHung(RuntimeError):
+    """OpenCode's tool never ended the call (its part is still running at the deadline)."""
+
+
+def require_ended(oc: OpenCode, directory: Path, session: str,
+                  part: dict[str, Any] | None) -> None:
+    """Raise CallHung when OpenCode's call has not ended: the adapter must not make up an
+    answer for it. The hung session is aborted so OpenCode can go on with other calls."""
+    state = (part or {}).get("state") or {}
+    if state.get("status") in ("pending", "running"):
+        oc.post(f"/session/{session}/abort", {}, directory=str(directory))
+        raise CallHung(f"OpenCode's `{part.get('tool') if part else '?'}` call did not end "
+                       f"within {TURN_TIMEOUT:.0f} s (its tool part is still "
+                       f"{state.get('status')})")
 
 
 def stopped_by_permission(state: dict[str, Any]) -> str | None:
