@@ -76,8 +76,10 @@ class Prober:
             return "bash", {"command": "true", "workdir": str(where),
                             "description": "capconf probe"}
         model = self.driver.require_model()
+        # `timeout` given: without it a pending webfetch ask breaks OpenCode's own
+        # permission listing (a finding, repro/webfetch-ask-breaks-permission-list.py)
         return "webfetch", {"url": f"http://127.0.0.1:{model.port}/v1/models",
-                            "format": "text"}
+                            "format": "text", "timeout": 10}
 
     def _probe(self, tier: str, action: str, target: str) -> tuple[str, str, str]:
         key = (tier, action, "any" if action == "network" else target)

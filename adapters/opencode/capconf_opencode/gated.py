@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .agents import TURN_TIMEOUT, OpenCodeError, _tokens, pending_asks, tool_parts, wait_idle
+from .agents import TURN_TIMEOUT, OpenCodeError, _tokens, tool_parts, wait_idle
 from .model_server import ScriptedModel, Turn
 from .runtime import MODEL, PROVIDER, OpenCode
 
@@ -34,6 +34,16 @@ def start_turn(oc: OpenCode, model: ScriptedModel, directory: Path, session: str
     if isinstance(answer, dict) and "__http_error__" in answer:
         raise OpenCodeError(str(answer.get("message") or answer))
     return turn
+
+
+def pending_asks(oc: OpenCode, directory: Path, session: str) -> list[dict[str, Any]]:
+    """OpenCode's pending asks of `session`. A listing OpenCode fails to answer is an
+    error, never "no ask" (1.18.33 answers 400 while a `webfetch` ask without a `timeout`
+    argument is pending: repro/webfetch-ask-breaks-permission-list.py)."""
+    asks = oc.get("/permission", directory=str(directory))
+    if not isinstance(asks, list):
+        raise OpenCodeError(f"OpenCode did not list its pending permissions: {asks!r}"[:500])
+    return [a for a in asks if a.get("sessionID") == session]
 
 
 def ask_or_end(oc: OpenCode, turn: Turn, directory: Path, session: str,
