@@ -46,6 +46,12 @@ def pending_asks(oc: OpenCode, directory: Path, session: str) -> list[dict[str, 
     return [a for a in asks if a.get("sessionID") == session]
 
 
+def idle(oc: OpenCode, directory: Path, session: str) -> bool:
+    status = oc.get("/session/status", directory=str(directory))
+    return isinstance(status, dict) and (
+        session not in status or (status[session] or {}).get("type") == "idle")
+
+
 def ask_or_end(oc: OpenCode, turn: Turn, directory: Path, session: str,
                known: set[str]) -> dict[str, Any] | None:
     """Wait until OpenCode asks a new permission in `session` (returned, still waiting for
@@ -56,7 +62,9 @@ def ask_or_end(oc: OpenCode, turn: Turn, directory: Path, session: str,
         for ask in pending_asks(oc, directory, session):
             if str(ask.get("id")) not in known:
                 return ask
-        if turn.done.wait(0.2):
+        if turn.done.wait(0.2) or (turn.requests and idle(oc, directory, session)):
+            # the model saw the call's result, or OpenCode ended the turn without one
+            # (a rejected ask stops OpenCode's loop before the model is asked again)
             ended = True
             break
     wait_idle(oc, directory, session, limit=20 if ended else 3)

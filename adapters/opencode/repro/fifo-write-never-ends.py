@@ -1,8 +1,8 @@
-"""Finding (new): OpenCode's `write` and `edit` on a FIFO in the project never end. The
-tool opens the FIFO like a file and blocks (no reader ever comes), so the call's part
-stays `running`, the turn never finishes and nothing answers the model (capconf
-appr.fifo.never-blocks: a FIFO where a file is expected must get an error, never a
-blocked call). `read` of the same FIFO does answer.
+"""Finding (new): OpenCode's `write`, `edit` and `read` on a FIFO in the project never end.
+The tool opens the FIFO like a file and blocks (no writer or reader ever comes), so the
+call's part stays `running`, the turn never finishes and nothing answers the model
+(capconf appr.fifo.never-blocks: a FIFO where a file is expected must get an error, never
+a blocked call). This reproduces `write` and `read`.
 
 Direct reproduction, no capconf: `opencode serve`, the adapter's scripted model on
 127.0.0.1 emitting one `write` to `pipe.txt` (a FIFO) with every permission allowed; after
@@ -11,6 +11,7 @@ Direct reproduction, no capconf: `opencode serve`, the adapter's scripted model 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import sys
@@ -28,21 +29,24 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp, serve(Path(tmp), {"writer": WRITER}) as oc:
         fifo = oc.proj / "pipe.txt"
         os.mkfifo(fifo)
-        session = oc.http("POST", "/session", {"title": "fifo"})["id"]
-        oc.prompt(session, "writer", "f", ("write", {"filePath": str(fifo), "content": "x"}))
-        states: list[dict[str, object]] = []
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
+        sessions = {}
+        for tool, args in (("write", {"filePath": str(fifo), "content": "x"}),
+                           ("read", {"filePath": str(fifo)})):
+            sessions[tool] = oc.http("POST", "/session", {"title": tool})["id"]
+            oc.prompt(sessions[tool], "writer", tool, (tool, args))
+        time.sleep(20)
+        hung = {}
+        for tool, session in sessions.items():
             states = oc.tool_states(session)
-            if any(s.get("status") in ("completed", "error") for s in states):
-                break
-            time.sleep(0.5)
-        print(f"after 20 s the write's part is: {[s.get('status') for s in states]}")
-        oc.http("POST", f"/session/{session}/abort", {})
-        hung = bool(states) and all(s.get("status") == "running" for s in states)
-        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # let the blocked writer go
-        if hung and stat.S_ISFIFO(os.lstat(fifo).st_mode):
-            print("REPRODUCED: the write on a FIFO never ended")
+            print(f"after 20 s the {tool}'s part is: {[s.get('status') for s in states]}")
+            hung[tool] = bool(states) and all(s.get("status") == "running" for s in states)
+            oc.http("POST", f"/session/{session}/abort", {})
+        # let the blocked writer and reader go
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+        with contextlib.suppress(OSError):
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        if all(hung.values()) and stat.S_ISFIFO(os.lstat(fifo).st_mode):
+            print("REPRODUCED: write and read on a FIFO never ended")
             return 0
         print("not reproduced")
         return 1
