@@ -5,8 +5,8 @@ call's part stays `running`, the turn never finishes and nothing answers the mod
 a blocked call). This reproduces `write` and `read`.
 
 Direct reproduction, no capconf: `opencode serve`, the adapter's scripted model on
-127.0.0.1 emitting one `write` to `pipe.txt` (a FIFO) with every permission allowed; after
-20 s the part is still running. Exit 0 = reproduced.
+127.0.0.1 emitting a `write` and a `read` of `pipe.txt` (a FIFO) with every permission
+allowed; after 12 s both parts are still running. Exit 0 = reproduced.
 """
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ def main() -> int:
                            ("read", {"filePath": str(fifo)})):
             sessions[tool] = oc.http("POST", "/session", {"title": tool})["id"]
             oc.prompt(sessions[tool], "writer", tool, (tool, args))
-        time.sleep(20)
+        time.sleep(12)
         hung = {}
         for tool, session in sessions.items():
             states = oc.tool_states(session)
-            print(f"after 20 s the {tool}'s part is: {[s.get('status') for s in states]}")
+            print(f"after 12 s the {tool}'s part is: {[s.get('status') for s in states]}")
             hung[tool] = bool(states) and all(s.get("status") == "running" for s in states)
             oc.http("POST", f"/session/{session}/abort", {})
         # let the blocked writer and reader go
