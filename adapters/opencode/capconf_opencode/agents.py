@@ -106,10 +106,13 @@ def wait_idle(oc: OpenCode, directory: Path, session: str, limit: float = 20.0) 
     return False
 
 
-def new_session(oc: OpenCode, directory: Path, parent: str | None = None) -> str:
+def new_session(oc: OpenCode, directory: Path, parent: str | None = None,
+                permission: list[dict[str, str]] | None = None) -> str:
     body: dict[str, Any] = {"title": "capconf"}
     if parent:
         body["parentID"] = parent
+    if permission is not None:  # the session's own ruleset, merged after the agent's
+        body["permission"] = permission
     answer = oc.post("/session", body, directory=str(directory))
     if not isinstance(answer, dict) or "id" not in answer:
         raise OpenCodeError(f"session not created: {answer!r}"[:500])

@@ -20,16 +20,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar
 
-from . import agents, skills
+from . import agents, approval_ops
+from .decide_probe import Prober
 from .definition import BadSource, Translated, normalised, source_bytes, translate
 from .model_server import ScriptedModel
 from .prompt import prompt_parts
 from .protocol import ProtoError, dump, parse_line
 from .runtime import OpenCode, find_binary
-from .vocabulary import FROM_OPENCODE, TO_OPENCODE, capconf_name, opencode_args, opencode_id
+from .vocabulary import TO_OPENCODE, capconf_name, opencode_id
 from .world import World, WorldInvalid, parse_world
 
-FEATURES = ["def", "tool", "prompt", "call", "skills"]
+FEATURES = ["def", "tool", "prompt", "call", "skills", "approval"]
 SPEC_VERSION = "0.1.0"
 
 
@@ -48,6 +49,8 @@ class Agent:
     directory: Path
     session: str
     offered: list[dict[str, Any]]
+    parent: str | None = None
+    background: bool = False
 
 
 class Driver:
@@ -63,6 +66,8 @@ class Driver:
         self.agents: dict[str, Agent] = {}
         self.spawned_in_workspace = False
         self._version: str | None = None
+        self.board = approval_ops.Board()
+        self.prober: Prober | None = None
 
     # -- process lifecycle ------------------------------------------------------------
     def runtime(self) -> OpenCode:
@@ -99,6 +104,7 @@ class Driver:
         self.world = None  # a refused setup leaves no world behind (PROTO-02)
         self.agents.clear()
         self.world = parse_world(args)
+        self.board = approval_ops.Board()  # confirm-before-change, attended (APPR, PROTO-02)
         self.spawned_in_workspace = False
         return {"registry": self.world.registry()}
 
@@ -220,9 +226,16 @@ class Driver:
         if loaded.agent is None or loaded.error is not None:
             raise ProtoError("definition_invalid", f"OpenCode did not load the agent: "
                              f"{loaded.error}")
-        session = agents.new_session(oc, ws)
+        parent = args.get("parent")
+        if parent is not None and parent not in self.agents:
+            raise ProtoError("no_such_agent", f"no agent `{parent}`", ["args", "parent"])
         aid = f"agent-{len(self.agents) + 1}"
-        self.agents[aid] = Agent(str(loaded.agent["name"]), ws, session, loaded.offered)
+        agent = Agent(str(loaded.agent["name"]), ws, "", loaded.offered, parent,
+                      bool(args.get("background", False)))
+        # the agent's session is a child of its parent's in OpenCode's session tree
+        agent.session = approval_ops.open_session(
+            self, aid, agent, self.agents[parent].session if parent else None)
+        self.agents[aid] = agent
         return {"agent": aid, "tools": self.granted(t, loaded.offered),
                 "diagnostics": self.diagnostics(loaded)}
 
@@ -237,40 +250,13 @@ class Driver:
         agent = self.agents.get(aid)
         if agent is None:
             raise ProtoError("no_such_agent", f"no agent `{aid}`", ["args", "agent"])
-        oc_id = opencode_id(tool)
-        offered = [str(o.get("function", {}).get("name")) for o in agent.offered]
-        oc = self.runtime()
-        before = len(agents.tool_parts(oc, agent.directory, agent.session))
-        turn = agents.run_turn(oc, self.require_model(), agent.directory, agent.session,
-                               agent.name, f"Call {oc_id}.", (oc_id, opencode_args(oc_id, targs)))
-        parts = agents.tool_parts(oc, agent.directory, agent.session)[before:]
-        part = parts[-1] if parts else None
-        state = (part or {}).get("state") or {}
-        mounted = [FROM_OPENCODE.get(o, o) for o in offered]
-        if part is None or part.get("tool") == "invalid" or oc_id not in offered:
-            return {"ok": False, "error_code": "tool_not_mounted",
-                    "error_message": f"`{tool}` is not mounted for this agent"
-                    + (f" (OpenCode: {state.get('error') or state.get('output')})"
-                       if part else ""),
-                    "error_detail": {"tool": tool, "mounted": mounted},
-                    "terminal_for_attempt": True, "retry_after_ms": None}
-        if turn.asks:
-            return {"ok": False, "error_code": "APPROVAL-DENIED",
-                    "error_message": "OpenCode asked for permission "
-                    f"`{turn.asks[0].get('permission')}` and nobody attends this session "
-                    "(answered `reject`, as OpenCode's headless run does)",
-                    "error_detail": {"tool": tool, "opencode_ask": turn.asks[0]},
-                    "terminal_for_attempt": True, "retry_after_ms": None}
-        if oc_id == skills.OPENCODE_TOOL:
-            return skill_result(tool, state)
-        if state.get("status") == "completed":
-            return {"ok": True, "content": {"output": state.get("output"),
-                                            "title": state.get("title"),
-                                            "metadata": state.get("metadata")}}
-        return {"ok": False, "error_code": "tool_error",
-                "error_message": str(state.get("error") or state.get("status")),
-                "error_detail": {"tool": tool, "opencode_state": state.get("status")},
-                "terminal_for_attempt": True, "retry_after_ms": None}
+        return approval_ops.tool_call(self, aid, agent, tool, targs)
+
+    def op_approval_decide(self, args: dict[str, Any]) -> dict[str, Any]:
+        self.need_world()
+        if self.prober is None:
+            self.prober = Prober(self)
+        return self.prober.decide(args)
 
     def op_shutdown(self, args: dict[str, Any]) -> dict[str, Any]:
         return {}
@@ -279,7 +265,9 @@ class Driver:
            "hello": op_hello, "world.setup": op_world_setup, "registry.list": op_registry_list,
            "definition.parse": op_definition_parse, "tools.mounted": op_tools_mounted,
            "prompt.assemble": op_prompt_assemble,
-           "agent.spawn": op_agent_spawn, "tool.call": op_tool_call, "shutdown": op_shutdown}
+           "agent.spawn": op_agent_spawn, "tool.call": op_tool_call, "shutdown": op_shutdown,
+           "approval.decide": op_approval_decide,
+           **approval_ops.OPS}
 
     def handle(self, line: bytes) -> dict[str, Any]:
         rid: int | None = None
@@ -301,17 +289,6 @@ class Driver:
         except Exception as e:  # a bug of the adapter: one response, not the connection
             traceback.print_exc(file=sys.stderr)
             return {"id": rid, "ok": False, "error": {"code": "internal", "message": repr(e)}}
-
-
-def skill_result(tool: str, state: dict[str, Any]) -> dict[str, Any]:
-    """OpenCode's `skill` tool part as capconf's `use_skill` answer (skills.py)."""
-    if state.get("status") == "completed":
-        return {"ok": True, "content": skills.use_skill_content(state)}
-    error = str(state.get("error") or state.get("status"))
-    return {"ok": False, "error_code": skills.refusal_code(error) or "tool_error",
-            "error_message": error,
-            "error_detail": {"tool": tool, "opencode_state": state.get("status")},
-            "terminal_for_attempt": True, "retry_after_ms": None}
 
 
 def main() -> int:

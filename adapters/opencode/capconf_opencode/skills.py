@@ -132,3 +132,15 @@ def refusal_code(error: str) -> str | None:
     if "prevents you from using this specific tool call" in error:
         return "SKILL-NOT-GRANTED"
     return None
+
+
+def use_skill_result(tool: str, state: dict[str, Any]) -> dict[str, Any]:
+    """OpenCode's `skill` tool part as capconf's `use_skill` answer: its own two refusals
+    (not found, denied by the agent's `skill` rule) keep their capconf code."""
+    if state.get("status") == "completed":
+        return {"ok": True, "content": use_skill_content(state)}
+    error = str(state.get("error") or state.get("status"))
+    return {"ok": False, "error_code": refusal_code(error) or "tool_error",
+            "error_message": error,
+            "error_detail": {"tool": tool, "opencode_state": state.get("status")},
+            "terminal_for_attempt": True, "retry_after_ms": None}
