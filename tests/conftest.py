@@ -39,6 +39,30 @@ SLOW_TIERS = (
     "tests/protocol/test_transports.py::test_full_suite_passes_over_subprocess",
     "tests/conformance/test_misbehaving_impl.py::",
     "tests/memory/test_memory_layout_variant.py::",
+    # tiers that start other processes for each test (forked `capconf` commands, stdio
+    # drivers, sandboxed workflow workers, a wheel or sdist build, a browser): the fast
+    # loop keeps the in-process unit, property and golden tests
+    "tests/protocol/test_bounded_inputs.py::test_cli_",
+    "tests/protocol/test_bounded_inputs.py::test_world_file_round_trip_through_the_cli",
+    "tests/protocol/test_bounded_inputs.py::test_two_hundred_thousand_names",
+    "tests/protocol/test_replay.py::test_an_implementation_that_dies_mid_replay",
+    "tests/protocol/test_fuzz_protocol.py::",
+    "tests/protocol/test_protocol_robust.py::test_hostile_line_is_refused",
+    "tests/protocol/test_protocol_robust.py::test_non_integer_id_is_refused",
+    "tests/flow/test_hostile_flow.py::",
+    "tests/project/test_layout.py::test_the_wheel",
+    "tests/project/test_packaging.py::",
+    "tests/conformance/test_runner_failures.py::",
+    "tests/conformance/test_runner_processes.py::",
+    "tests/conformance/test_runner_cli.py::",
+    "tests/conformance/test_suite_batch.py::",
+    "tests/conformance/test_cli.py::",
+    "tests/conformance/test_hostile_cli.py::",
+    "tests/conformance/test_lint_formats.py::",
+    "tests/conformance/test_report_diff.py::",
+    "tests/conformance/test_report_e2e.py::",
+    "tests/conformance/test_runner_gates.py::",
+    "tests/conformance/test_report_browser.py::",
 )
 
 

@@ -3,7 +3,9 @@
 Why: OpenCode's own loader must read the definition, so the adapter writes the agent file
 OpenCode reads (`.opencode/agent/NAME.md`: front matter + prompt body). Only keys are
 translated, by a fixed rule: capconf's `tools` allow-list becomes OpenCode's ordered
-`permission` rules (`"*": deny`, then each declared name, as written, `allow`); the YAML
+`permission` rules (`"*": deny`, then each declared name `allow`: a capconf registry name
+by the fixed table of vocabulary.py, `WebFetch` -> `webfetch`, any other spelling as
+written, so `Read` or `WEBFETCH` meet OpenCode's own exact-case matching); the YAML
 form's `prompt` becomes the body; `mode: subagent` says what the file is. Every other key
 and every value is passed exactly as written, so OpenCode decides what a name means.
 """
@@ -21,6 +23,7 @@ from typing import Any
 import yaml
 
 from .skills import declared_skills, permission_rules
+from .vocabulary import TO_OPENCODE
 
 CAPABILITY_KEYS = ("skills", "mcp", "knowledge", "memory")
 DEF_KEYS = {"name", "description", "tools", "prompt", *CAPABILITY_KEYS}
@@ -178,7 +181,8 @@ def translate(raw: bytes, fmt: str, filename: str | None, counter: int) -> Trans
     drop = ({"tools"} if tools is not None else set()) | ({"prompt"} if fmt == "yaml" else set())
     drop |= {"skills"} if skill_names is not None else set()
     extra_lines: list[str] = []
-    rules: dict[str, Any] = {"*": "deny", **{name: "allow" for name in tools or []}} \
+    rules: dict[str, Any] = {"*": "deny", **{TO_OPENCODE.get(name, name): "allow"
+                                             for name in tools or []}} \
         if tools is not None else {}
     if skill_names:  # OpenCode's per-skill rule (skills.py); an empty list adds none
         rules["skill"] = permission_rules(skill_names)

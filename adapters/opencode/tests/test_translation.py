@@ -32,6 +32,18 @@ def test_names_are_passed_as_written_never_repaired() -> None:
     assert t.declared_tools == ["WEBFETCH", "Read", "grep"]
 
 
+def test_a_registry_name_is_translated_by_the_table_and_only_it() -> None:
+    """Bug: capconf's own spelling of a tool (`WebFetch`, `Task`) reaches OpenCode as a
+    rule no OpenCode tool id matches, so the suite's canonical grant of the web fetch tool
+    tests the adapter's vocabulary, not OpenCode; or the table also catches `webfetch`
+    or `WEBFETCH`, which must meet OpenCode's own matching as written."""
+    t = translate(b"name: f\ndescription: d\ntools: [WebFetch, Task, WEBFETCH, read]\n"
+                  b"prompt: P.\n", "auto", None, 1)
+    assert _front(t.text)["permission"] == {"*": "deny", "webfetch": "allow", "task": "allow",
+                                            "WEBFETCH": "allow", "read": "allow"}
+    assert t.declared_tools == ["WebFetch", "Task", "WEBFETCH", "read"]
+
+
 def test_the_yaml_prompt_becomes_the_body_and_other_keys_pass_through() -> None:
     """Bug: unknown keys are dropped before OpenCode sees them."""
     t = translate(b"name: f\ndescription: d\ncolor: red\nprompt: Be brief.\n", "yaml", None, 1)
