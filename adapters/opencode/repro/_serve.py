@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from _private_env import private_env
+from _private_env import private_env, write_scripted_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -69,15 +69,8 @@ def serve(tmp: Path, agents: dict[str, str]) -> Iterator[Serve]:
     model = ScriptedModel()
     port = _free_port()
     home, proj = tmp / "home", tmp / "proj"
-    (home / ".config" / "opencode").mkdir(parents=True)
     (proj / ".opencode" / "agent").mkdir(parents=True)
-    (home / ".config" / "opencode" / "opencode.json").write_text(json.dumps({
-        "provider": {PROVIDER: {"npm": "@ai-sdk/openai-compatible", "name": "scripted",
-                                "options": {"baseURL": f"http://127.0.0.1:{model.port}/v1",
-                                            "apiKey": "none"},
-                                "models": {MODEL: {"name": MODEL, "tool_call": True}}}},
-        "model": f"{PROVIDER}/{MODEL}", "small_model": f"{PROVIDER}/{MODEL}",
-        "enabled_providers": [PROVIDER], "autoupdate": False, "share": "disabled"}))
+    write_scripted_config(home, model)
     for name, text in agents.items():
         (proj / ".opencode" / "agent" / f"{name}.md").write_text(text)
     server = subprocess.Popen([str(binary), "serve", "--port", str(port), "--hostname",

@@ -12,18 +12,17 @@ scripted model on 127.0.0.1 (it emits exactly the two tool calls). Exit 0 = repr
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from _private_env import private_env
+from _private_env import private_env, write_scripted_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from capconf_opencode.model_server import ScriptedModel, Turn
-from capconf_opencode.runtime import MODEL, PROVIDER, find_binary
+from capconf_opencode.runtime import find_binary
 
 
 def main() -> int:
@@ -31,15 +30,8 @@ def main() -> int:
     model = ScriptedModel()
     with tempfile.TemporaryDirectory() as tmp:
         home, proj = Path(tmp, "home"), Path(tmp, "proj")
-        (home / ".config" / "opencode").mkdir(parents=True)
         (proj / ".opencode" / "agent").mkdir(parents=True)
-        (home / ".config" / "opencode" / "opencode.json").write_text(json.dumps({
-            "provider": {PROVIDER: {"npm": "@ai-sdk/openai-compatible", "name": "scripted",
-                                    "options": {"baseURL": f"http://127.0.0.1:{model.port}/v1",
-                                                "apiKey": "none"},
-                                    "models": {MODEL: {"name": MODEL, "tool_call": True}}}},
-            "model": f"{PROVIDER}/{MODEL}", "small_model": f"{PROVIDER}/{MODEL}",
-            "enabled_providers": [PROVIDER], "autoupdate": False, "share": "disabled"}))
+        write_scripted_config(home, model)
         (proj / ".opencode" / "agent" / "writer.md").write_text(
             "---\ndescription: writes notes\nmode: subagent\npermission:\n  edit: ask\n---\n"
             "Write the notes.\n")
