@@ -28,13 +28,38 @@ def test_the_hook_runs_validate_on_agent_files_only() -> None:
         assert not files.search(path), path
 
 
+def _hook_repository(into: Path, env: dict[str, str]) -> str:
+    """A one-commit copy of this checkout as it is on disk (committed or not, untracked
+    files included, ignored ones left out), as pre-commit's ``try-repo`` makes one, and
+    its commit. Unlike ``try-repo``, which installs the hook into a new store on every
+    call, ``pre-commit run`` against this copy installs it once and reuses it."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
+                             "--exclude-standard"], cwd=REPO, check=True, capture_output=True)
+    for name in sorted({n for n in listed.stdout.decode().split("\0") if n}):
+        source, target = REPO / name, into / name
+        if not source.is_symlink() and not source.is_file():
+            continue  # listed but deleted in the working tree
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target, follow_symlinks=False)
+    for argv in (["git", "init", "-q"], ["git", "add", "-A"],
+                 ["git", "commit", "-q", "--no-verify", "-m", "hook under test"]):
+        subprocess.run(argv, cwd=into, check=True, env=env)
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=into, check=True, env=env,
+                          capture_output=True, text=True).stdout.strip()
+
+
 @pytest.mark.slow
-def test_pre_commit_try_repo_flags_a_bad_definition(tmp_path: Path) -> None:
-    """Real pre-commit, installing this repository as the hook (needs the package index
-    for the hook's own environment, as any pre-commit user does)."""
+def test_pre_commit_flags_a_bad_definition(tmp_path: Path) -> None:
+    """Real pre-commit, with this checkout as the hook's repository (it installs the
+    hook's own environment from the package index, as for any pre-commit user)."""
     pytest.importorskip("pre_commit", reason="pre-commit is a test extra")
     if not (REPO / ".git").exists():
         pytest.skip("not a git checkout (pre-commit installs hooks from a repository)")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"),
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    hook_repo = tmp_path / "hook"
+    rev = _hook_repository(hook_repo, env)
     project = tmp_path / "project"
     agents = project / ".claude" / "agents"
     agents.mkdir(parents=True)
@@ -42,19 +67,18 @@ def test_pre_commit_try_repo_flags_a_bad_definition(tmp_path: Path) -> None:
                                       "prompt: Work.\n")
     shutil.copy(DEFINITIONS / "03-unknown-tools.md", agents / "unknown.md")
     (project / "notes.md").write_text("not an agent: tools: [Nope]\n")
-    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"),
-           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    (project / ".pre-commit-config.yaml").write_text(yaml.safe_dump(
+        {"repos": [{"repo": str(hook_repo), "rev": rev, "hooks": [{"id": HOOK["id"]}]}]}))
     subprocess.run(["git", "init", "-q"], cwd=project, check=True, env=env)
     subprocess.run(["git", "add", "-A"], cwd=project, check=True, env=env)
 
-    def try_repo(*files: str) -> subprocess.CompletedProcess[str]:
+    def run(*files: str) -> subprocess.CompletedProcess[str]:
         which = ["--files", *files] if files else ["--all-files"]
-        return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(REPO),
-                               "capconf-validate", *which], cwd=project, env=env,
-                              capture_output=True, text=True, timeout=900)
+        return subprocess.run([sys.executable, "-m", "pre_commit", "run", HOOK["id"], *which],
+                              cwd=project, env=env, capture_output=True, text=True,
+                              timeout=900)
 
-    flagged = try_repo()
+    flagged = run()
     out = flagged.stdout + flagged.stderr
     if flagged.returncode == 3 or "An unexpected error has occurred" in out:
         pytest.skip(f"pre-commit could not install the hook environment: {out[-400:]}")
@@ -62,5 +86,6 @@ def test_pre_commit_try_repo_flags_a_bad_definition(tmp_path: Path) -> None:
     assert ".claude/agents/unknown.md:4:31: warning TOOL-UNKNOWN" in out
     assert ".claude/agents/good.yaml: granted tools: read" in out
     assert "notes.md" not in out
-    clean = try_repo(".claude/agents/good.yaml")
+    clean = run(".claude/agents/good.yaml")
     assert clean.returncode == 0, clean.stdout[-2000:]
+    assert "Installing environment" not in clean.stdout + clean.stderr  # installed once
