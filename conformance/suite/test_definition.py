@@ -175,6 +175,25 @@ def test_node_limit_counts_nodes_exactly(impl: Harness) -> None:
     assert not over["loaded"] and "DEF-YAML-TOO-COMPLEX" in codes(over)
 
 
+def _with_items_and_names(items: int, names: int) -> str:
+    """``_with_items(items)`` plus a `tools` key (one node) whose comma string of
+    ``names`` distinct names counts as ``names`` nodes: 8 + ``items`` + ``names`` nodes."""
+    return _with_items(items) + "tools: " + ",".join(f"t{i}" for i in range(names)) + "\n"
+
+
+@pytest.mark.case("def.yaml.comma-entries-boundary")
+@pytest.mark.req("DEF-03")
+def test_comma_string_entries_reach_the_node_limit(impl: Harness) -> None:
+    """A string of n names is n nodes: with 20,000 nodes in all counting each name, the
+    document loads; one more name and it does not. A runtime that counts the string as
+    one node loads both; one that counts the string and each name refuses both."""
+    names = 40
+    at_limit = impl.parse(_with_items_and_names(20_000 - 8 - names, names))
+    assert at_limit["loaded"] and "DEF-YAML-TOO-COMPLEX" not in codes(at_limit)
+    over = impl.parse(_with_items_and_names(20_000 - 8 - names, names + 1))
+    assert not over["loaded"] and "DEF-YAML-TOO-COMPLEX" in codes(over)
+
+
 @pytest.mark.case("def.yaml.comma-entries-count")
 @pytest.mark.req("DEF-03")
 def test_comma_string_entries_count_as_nodes(impl: Harness) -> None:
