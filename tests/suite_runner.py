@@ -104,6 +104,8 @@ class SuiteJob:
     first_failure: bool = False
     cases: tuple[str, ...] = ()
     first: tuple[str, ...] = ()
+    rest: int = 0  # cases of other requirements to run first (suite_server.rest_sample)
+    rest_excludes: tuple[str, ...] = ()  # requirements the rest sample leaves out too
 
 
 @dataclass
@@ -251,7 +253,8 @@ class SuiteBatch(_ForkServer):
         workdir.mkdir(parents=True, exist_ok=True)
         self._send({"name": job.name, "impl": job.impl,
                     "requirements": list(job.requirements), "cases": list(job.cases),
-                    "first": list(job.first),
+                    "first": list(job.first), "rest": job.rest,
+                    "rest_excludes": list(job.rest_excludes),
                     "first_failure": job.first_failure, "workdir": str(workdir)})
 
     def result(self, name: str) -> SuiteRun:

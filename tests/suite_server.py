@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import importlib
 import inspect
 import json
@@ -50,12 +51,15 @@ class Job:
     first_failure: bool
     workdir: str
     timeout: float  # seconds before the job is killed
+    rest: int = 0  # this many cases of other requirements run first (``rest_sample``)
+    rest_excludes: tuple[str, ...] = ()  # requirements the rest sample leaves out too
 
     @classmethod
     def from_json(cls, data: dict[str, Any], timeout: float) -> Job:
         return cls(str(data["name"]), str(data["impl"]), tuple(data["requirements"]),
                    tuple(data["cases"]), tuple(data["first"]), bool(data["first_failure"]),
-                   str(data["workdir"]), timeout)
+                   str(data["workdir"]), timeout, int(data.get("rest", 0)),
+                   tuple(data.get("rest_excludes", ())))
 
     @property
     def output_file(self) -> Path:
@@ -222,6 +226,7 @@ def _run_job(session: pytest.Session, job: Job) -> int:
     items. The capconf plugin's own hooks are called again with the job's options, so
     its report and its ``--req`` selection are exactly those of a fresh run."""
     config = session.config
+    rest = rest_sample(session.items, job.requirements, job.rest_excludes, job.rest, job.name)
     config.option.impl = job.impl
     config.option.req = list(job.requirements)
     config.option.report = str(Path(job.workdir, "report.jsonl"))
@@ -235,6 +240,7 @@ def _run_job(session: pytest.Session, job: Job) -> int:
     if job.first:
         early = set(job.first)
         items.sort(key=lambda i: capconf_plugin.case_id(i) not in early)  # stable
+    items = [i for i in rest if i not in items] + items
     session.items = items
     session.testscollected = len(items)
     main = config.pluginmanager.get_plugin("main")
@@ -245,3 +251,34 @@ def _run_job(session: pytest.Session, job: Job) -> int:
     session.exitstatus = status
     config.hook.pytest_sessionfinish(session=session, exitstatus=status)
     return int(status)
+
+
+def _sample_key(seed: str, item: pytest.Item) -> str:
+    return hashlib.sha256(f"{seed}\0{capconf_plugin.case_id(item)}".encode()).hexdigest()
+
+
+def rest_sample(items: list[pytest.Item], requirements: tuple[str, ...],
+                excludes: tuple[str, ...], count: int, seed: str) -> list[pytest.Item]:
+    """``count`` cases that cite none of ``requirements`` and ``excludes``: the control
+    that a mutant of those requirements passes the rest of the suite, sampled, since
+    running all of it for every mutant would cost more than the mutants themselves.
+    (``excludes``: requirements whose cases the mutant is known to break as well.)
+
+    Half (rounded up) come from the feature groups of the requirements' own cases (a
+    mutant that breaks its whole area fails those), the rest from the other groups (one
+    that breaks every world or the handshake fails those). The choice depends only on
+    ``seed`` (the job's name) and the case IDs, so a run is repeatable and every mutant
+    draws its own cases."""
+    if count <= 0:
+        return []
+    wanted, left_out = set(requirements), set(requirements) | set(excludes)
+    own = [i for i in items if wanted & set(capconf_plugin.req_ids(i))]
+    groups = set().union(*(capconf_plugin.case_groups(i) for i in own)) if own else set()
+    others = [i for i in items if not left_out & set(capconf_plugin.req_ids(i))]
+    near = sorted((i for i in others if capconf_plugin.case_groups(i) & groups),
+                  key=lambda i: _sample_key(seed, i))
+    far = sorted((i for i in others if not capconf_plugin.case_groups(i) & groups),
+                 key=lambda i: _sample_key(seed, i))
+    half = (count + 1) // 2
+    picked = near[:half] + far[:count - half]
+    return picked + [i for i in near[half:] + far if i not in picked][:count - len(picked)]

@@ -1,12 +1,16 @@
 """Every deliberately broken implementation must make the suite fail, and fail in the
 cases of the requirements it breaks. A mutant that survives means a check cannot fail.
 
-Each mutant runs only the cases of the requirements it declares (``caught_by``), and
-must fail one of them: a mutant killed only by other requirements' cases, or by none,
-fails here, so the declarations stay honest. All runs of the session share one
-collection of the suite (``suite_runner.SuiteBatch``): each mutant is a fork of that
-collected session, in its own process (a mutant patches the process it runs in), with
-the implementation in-process. ``pytest -k NAME`` runs just that mutant.
+Each mutant runs only the cases of the requirements it declares (``caught_by``), to the
+first failure, and must fail one of them: a mutant killed only by other requirements'
+cases, or by none, fails here, so the declarations stay honest. Before those, it runs a
+sample of the rest of the suite (``REST`` cases citing none of its requirements and none
+of those it declares it ``also_breaks``; ``suite_server.rest_sample``), which must pass:
+a mutant that breaks its whole area, every world or the handshake is not a proof that
+one requirement's cases can fail. All runs of the session share one collection of the
+suite (``suite_runner.SuiteBatch``): each mutant is a fork of that collected session, in
+its own process (a mutant patches the process it runs in), with the implementation
+in-process. ``pytest -k NAME`` runs just that mutant.
 """
 
 from __future__ import annotations
@@ -18,10 +22,12 @@ from pathlib import Path
 import pytest
 from suite_runner import FAILING, SuiteBatch, SuiteJob, batch_of_selected, run_suite
 
-from mutants import FIRST_KILLS, first_kills, mutant_table, render_first_kills
+from mutants import FIRST_KILLS, all_mutants, first_kills, mutant_table, render_first_kills
 
 MUTANTS = mutant_table()
+ALSO_BREAKS = {name: m.also_breaks for name, m in all_mutants().items()}
 FIRST = first_kills()
+REST = 2  # cases of the rest of the suite each mutant must pass (one near, one far)
 
 
 def job(name: str) -> SuiteJob:
@@ -29,7 +35,8 @@ def job(name: str) -> SuiteJob:
     with the case that killed the mutant last time first."""
     first = (FIRST[name],) if name in FIRST else ()
     return SuiteJob(name, f"python:mutants:dispatcher:{name}", MUTANTS[name][1],
-                    first_failure=True, first=first)
+                    first_failure=True, first=first, rest=REST,
+                    rest_excludes=ALSO_BREAKS[name])
 
 
 @pytest.fixture(scope="module")
@@ -44,9 +51,16 @@ def test_mutant_is_caught(mutant_runs: SuiteBatch, name: str) -> None:
     bug, caught_by = MUTANTS[name]
     run = mutant_runs.result(name)
     assert run.cases, run.output[-2000:]
-    outside = sorted(cid for cid, c in run.cases.items() if not set(c["requirements"])
-                     & set(caught_by))
-    assert outside == [], f"the run of {name!r} held cases outside {caught_by}"
+    rest = {cid: c for cid, c in run.cases.items()
+            if not set(c["requirements"]) & set(caught_by)}
+    assert len(rest) <= REST, f"the run of {name!r} held {sorted(rest)} outside {caught_by}"
+    broken = {cid: f"{c['outcome']} ({', '.join(c['requirements'])}): {c['reason'][:200]}"
+              for cid, c in rest.items() if c["outcome"] != "passed"}
+    assert broken == {}, (
+        f"mutant {name!r} ({bug}) also breaks cases of requirements it does not declare; "
+        "if the bug really breaks them, add those requirements to its `also_breaks`, "
+        "otherwise narrow the mutant")
+    assert len(rest) == REST, f"the run of {name!r} ran {len(rest)} of {REST} rest cases"
     failing = {cid: c for cid, c in run.cases.items() if c["outcome"] in FAILING}
     assert run.returncode != 0 and failing, (
         f"mutant {name!r} ({bug}) survived the cases of {', '.join(caught_by)}")

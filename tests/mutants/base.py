@@ -27,10 +27,16 @@ def _original(target: object, attribute: str) -> Any:
 
 @dataclass(frozen=True)
 class Mutant:
+    """``caught_by``: the requirements whose cases must catch the bug (a run of just
+    those cases must fail). ``also_breaks``: requirements whose cases the bug is known to
+    fail as well, as collateral; every other requirement's cases must still pass, which
+    ``tests/conformance/test_mutants.py`` checks on a sample of them."""
+
     name: str
     bug: str
     caught_by: tuple[str, ...]
     apply: Callable[[], None]
+    also_breaks: tuple[str, ...] = ()
 
 
 def _lowercase_resolver() -> None:

@@ -266,10 +266,12 @@ def _replay_on_reconnect() -> None:
     real_call = _original(ConnectorRuntime, "call")
     real_set = _original(ConnectorRuntime, "set_account")
 
-    def call(self: Any, connector_id: str, command: str, params: Any) -> Any:
-        result = real_call(self, connector_id, command, params)
+    def call(self: Any, connector_id: str, command: str, params: Any,
+             background: bool = False) -> Any:
+        result = real_call(self, connector_id, command, params, background)
         if result.error is not None and result.error.code == "reauthorization_required":
-            self.__dict__.setdefault("_failed", []).append((connector_id, command, params))
+            self.__dict__.setdefault("_failed", []).append(
+                (connector_id, command, params, background))
         return result
 
     def set_account(self: Any, connector_id: str, account: Any) -> None:
@@ -288,8 +290,8 @@ def _reauth_is_temporary() -> None:
 
     real = _original(ConnectorRuntime, "call")
 
-    def buggy(self: Any, connector_id: str, command: str, params: Any) -> Any:
-        result = real(self, connector_id, command, params)
+    def buggy(self: Any, connector_id: str, *args: Any, **kwargs: Any) -> Any:
+        result = real(self, connector_id, *args, **kwargs)
         if result.error is not None and result.error.code == "reauthorization_required":
             return ToolResult(False, None, replace(result.error, terminal_for_attempt=False,
                                                    retry_after_ms=30_000))
@@ -494,9 +496,9 @@ def _asks_every_call() -> None:
 
     real = _original(ConnectorRuntime, "call")
 
-    def buggy(self: Any, connector_id: str, command: str, params: Any) -> Any:
+    def buggy(self: Any, connector_id: str, *args: Any, **kwargs: Any) -> Any:
         self.task_answers.pop(connector_id, None)
-        return real(self, connector_id, command, params)
+        return real(self, connector_id, *args, **kwargs)
 
     _patch(ConnectorRuntime, "call", buggy)
 

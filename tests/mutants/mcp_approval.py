@@ -492,7 +492,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("mcp-split-last", "server__tool is split at the last __", ("MCP-02", "MCP-03"),
            _split_at_last_separator),
     Mutant("mcp-allowlist-ignored", "allow-listed MCP tools still ask", ("MCP-03",),
-           _allowlist_ignored),
+           _allowlist_ignored, also_breaks=("MCP-01",)),
     Mutant("mcp-runs-before-approval", "off-list MCP tools run without a card", ("MCP-03",),
            _runs_before_approval),
     Mutant("mcp-disabled-is-unknown", "a disabled server is reported as non-existent and not "

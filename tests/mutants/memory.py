@@ -427,7 +427,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("memory-read-modify-write", "append is read-modify-write without a queue",
            ("MEM-07",), _read_modify_write),
     Mutant("memory-switch-vetoes", "the main memory's off switch disables subagent memory",
-           ("MEM-08",), _switch_vetoes_private),
+           ("MEM-08",), _switch_vetoes_private, also_breaks=("MEM-09",)),
     Mutant("memory-private-under-main", "private memory lives inside the main memory",
            ("MEM-04",), _private_under_main),
     Mutant("memory-shared-blocked", "memory: shared is rejected on save instead of noted",

@@ -496,7 +496,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("skill-last-layer-wins", "discovery walks the layers backwards", ("SKILL-01",),
            _skill_last_layer_wins),
     Mutant("skill-always-mounted", "use_skill is mounted without `skills`", ("SKILL-02",),
-           _skill_always_mounted),
+           _skill_always_mounted, also_breaks=("TOOL-02",)),
     Mutant("skill-missing-silent", "a missing skill vanishes without a diagnostic",
            ("SKILL-03",), _skill_missing_silent),
     Mutant("skill-catalog-extra-fields", "catalog entries carry a title line", ("SKILL-04",),
