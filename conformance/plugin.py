@@ -63,6 +63,10 @@ _STASH_REPORT = pytest.StashKey[RunReport]()
 _STASH_DRIVER = pytest.StashKey[Driver]()
 _STASH_BASELINE = pytest.StashKey[frozenset[str]]()
 _STASH_REQUIRED = pytest.StashKey[frozenset[str]]()
+_STASH_MARKS = pytest.StashKey[tuple[str | None, tuple[str, ...]]]()
+_STASH_GROUPS = pytest.StashKey[frozenset[str]]()
+_STASH_CHECKED = pytest.StashKey[
+    tuple[tuple[pytest.Item, ...], frozenset[str], frozenset[str]]]()
 GATE_ERROR = 2
 """Exit status of a run refused before any case ran: a bad gate value."""
 HANDSHAKE_FAILED = 3
@@ -153,6 +157,25 @@ def case_id(item: pytest.Item) -> str | None:
     """The stable case ID. A parametrized test with one function-level ID gets one case
     per parameter, ``ID[param-id]`` (so give parameters explicit, stable ids); a
     ``pytest.param(..., marks=case(ID))`` names its case itself."""
+    return _marks(item)[0]
+
+
+def req_ids(item: pytest.Item) -> list[str]:
+    return list(_marks(item)[1])
+
+
+def _marks(item: pytest.Item) -> tuple[str | None, tuple[str, ...]]:
+    """An item's case ID and requirement IDs, read from its markers once: a run asks
+    for them several times per item, and a forked run (the project's own tests fork
+    hundreds from one collection) would otherwise walk every item's markers again."""
+    cached = item.stash.get(_STASH_MARKS, None)
+    if cached is None:
+        cached = (_read_case_id(item), _read_req_ids(item))
+        item.stash[_STASH_MARKS] = cached
+    return cached
+
+
+def _read_case_id(item: pytest.Item) -> str | None:
     callspec = getattr(item, "callspec", None)
     if callspec is not None:
         for mark in callspec.marks:
@@ -164,11 +187,11 @@ def case_id(item: pytest.Item) -> str | None:
     return f"{marker.args[0]}[{callspec.id}]" if callspec is not None else str(marker.args[0])
 
 
-def req_ids(item: pytest.Item) -> list[str]:
+def _read_req_ids(item: pytest.Item) -> tuple[str, ...]:
     ids: list[str] = []
     for marker in item.iter_markers("req"):
         ids.extend(str(a) for a in marker.args)
-    return sorted(set(ids))
+    return tuple(sorted(set(ids)))
 
 
 def case_groups(item: pytest.Item) -> set[str]:
@@ -177,18 +200,30 @@ def case_groups(item: pytest.Item) -> set[str]:
     group that the case needs to set up what it checks). A case runs only when the
     implementation declares all of them (SPEC.md section 2, "Which group serves an
     op"), so a runtime without that group sees "not implemented", never "errored"."""
-    table = requirements()
-    groups = {table[r].group for r in req_ids(item) if r in table}
-    for marker in item.iter_markers("uses"):
-        groups.update(str(a) for a in marker.args)
-    return groups
+    cached = item.stash.get(_STASH_GROUPS, None)
+    if cached is None:
+        table = requirements()
+        groups = {table[r].group for r in req_ids(item) if r in table}
+        for marker in item.iter_markers("uses"):
+            groups.update(str(a) for a in marker.args)
+        cached = item.stash[_STASH_GROUPS] = frozenset(groups)
+    return set(cached)
 
 
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
-                                  items: list[pytest.Item]) -> None:
+def _checked_cases(config: pytest.Config,
+                   items: list[pytest.Item]) -> tuple[frozenset[str], frozenset[str]]:
+    """The case IDs and the requirement IDs of ``items``, after checking that every item
+    has one unique case ID and known requirements and groups (a usage error otherwise).
+    Kept per list of items: a run forked from a collected session (the project's own
+    tests fork hundreds) checks the same items as its parent did."""
+    key = tuple(items)  # the items themselves: compared by identity, kept alive
+    cached = config.stash.get(_STASH_CHECKED, None)
+    if cached is not None and cached[0] == key:
+        return cached[1], cached[2]
     table = requirements()
     problems: list[str] = []
     seen: dict[str, str] = {}
+    known = {r.group for r in table.values()}
     for item in items:
         cid = case_id(item)
         reqs = req_ids(item)
@@ -201,19 +236,27 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         if not reqs:
             problems.append(f"{item.nodeid}: no @pytest.mark.req(...)")
         problems += [f"{item.nodeid}: unknown requirement {r}" for r in reqs if r not in table]
-        known = {r.group for r in table.values()}
         problems += [f"{item.nodeid}: unknown feature group {g!r} in @pytest.mark.uses"
                      for m in item.iter_markers("uses") for g in m.args if g not in known]
     if problems:
         raise pytest.UsageError("malformed conformance cases:\n  " + "\n  ".join(problems))
-    config.stash[_STASH_REPORT].suite_requirements = {r for i in items for r in req_ids(i)}
-    config.stash[_STASH_BASELINE] = _gate(lambda: _baseline(config, set(seen)))
+    checked = frozenset(seen), frozenset(r for i in items for r in req_ids(i))
+    config.stash[_STASH_CHECKED] = (key, *checked)
+    return checked
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    cases, suite_requirements = _checked_cases(config, items)
+    config.stash[_STASH_REPORT].suite_requirements = set(suite_requirements)
+    config.stash[_STASH_BASELINE] = _gate(lambda: _baseline(config, set(cases)))
     wanted = set(config.getoption("req"))
     only = set(config.getoption("capconf_cases"))
     if wanted or only:
         keep = [i for i in items if (not wanted or wanted & set(req_ids(i)))
                 and (not only or case_id(i) in only)]
-        config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+        kept = set(map(id, keep))
+        config.hook.pytest_deselected(items=[i for i in items if id(i) not in kept])
         items[:] = keep
     if items and not config.option.collectonly:
         _start_driver(config)

@@ -7,6 +7,7 @@ of that version. The record/replay log format has its own number.
 
 from __future__ import annotations
 
+from functools import cache
 from importlib import metadata
 
 from capconf.conformance import SUITE_VERSION
@@ -16,6 +17,7 @@ SPEC_VERSION = "0.1.0"
 PROTOCOL_VERSION = SPEC_VERSION
 
 
+@cache  # a process's installed libraries do not change under it
 def _installed(name: str) -> str | None:
     try:
         return metadata.version(name)

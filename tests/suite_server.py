@@ -37,6 +37,7 @@ from typing import Any, Protocol, TypeVar
 import pytest
 
 from capconf.conformance import plugin as capconf_plugin
+from capconf.conformance.versions import versions
 
 
 @dataclass(frozen=True)
@@ -108,12 +109,16 @@ def _warm(specs: list[str]) -> None:
 
 
 def _warm_reports(session: pytest.Session) -> None:
-    """Fill, once, the caches a failure report reads (each child would fill its own): the
-    module-by-file table ``inspect.getmodule`` rebuilds from every loaded module, and the
-    source lines of the suite's files."""
+    """Fill, once, the caches every child would otherwise fill for itself: the
+    module-by-file table ``inspect.getmodule`` rebuilds from every loaded module and the
+    source lines of the suite's files (a failure report reads both), each item's case
+    and requirement IDs and groups, and the versions a report's header names."""
     inspect.getmodule(_warm_reports.__code__, __file__)
     for path in {str(item.path) for item in session.items}:
         linecache.getlines(path)
+    for item in session.items:
+        capconf_plugin.case_groups(item)  # reads (and keeps) its case and requirement IDs
+    versions()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -253,6 +258,12 @@ def _run_job(session: pytest.Session, job: Job) -> int:
     return int(status)
 
 
+def _is_property(item: pytest.Item) -> bool:
+    """A hypothesis case: tens of examples each, so a sample of two such cases would
+    cost more than most mutants' own runs; the mutant's own cases include them."""
+    return bool(getattr(getattr(item, "obj", None), "is_hypothesis_test", False))
+
+
 def _sample_key(seed: str, item: pytest.Item) -> str:
     return hashlib.sha256(f"{seed}\0{capconf_plugin.case_id(item)}".encode()).hexdigest()
 
@@ -268,13 +279,14 @@ def rest_sample(items: list[pytest.Item], requirements: tuple[str, ...],
     mutant that breaks its whole area fails those), the rest from the other groups (one
     that breaks every world or the handshake fails those). The choice depends only on
     ``seed`` (the job's name) and the case IDs, so a run is repeatable and every mutant
-    draws its own cases."""
+    draws its own cases. Property cases are left out of the sample (``_is_property``)."""
     if count <= 0:
         return []
     wanted, left_out = set(requirements), set(requirements) | set(excludes)
     own = [i for i in items if wanted & set(capconf_plugin.req_ids(i))]
     groups = set().union(*(capconf_plugin.case_groups(i) for i in own)) if own else set()
-    others = [i for i in items if not left_out & set(capconf_plugin.req_ids(i))]
+    others = [i for i in items if not left_out & set(capconf_plugin.req_ids(i))
+              and not _is_property(i)]
     near = sorted((i for i in others if capconf_plugin.case_groups(i) & groups),
                   key=lambda i: _sample_key(seed, i))
     far = sorted((i for i in others if not capconf_plugin.case_groups(i) & groups),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from suite_runner import SuiteBatch, SuiteJob, fixture_env, hypothesis_profile, read_run, run_cli
@@ -34,6 +35,36 @@ def test_a_mutant_patches_only_its_own_job_and_a_dying_job_ends_only_itself(
     assert reference.outcomes() == {"tool.canonical.camel-lower": "passed",
                                     "tool.canonical.camel-upper": "passed"}
     assert reference.header["impl"] == "reference"
+
+
+def test_the_rest_sample_is_of_other_requirements_in_the_same_groups(tmp_path: Path) -> None:
+    """A mutant's control (``rest``): cases that cite none of its requirements nor those it
+    ``also_breaks``, from the groups of its requirements' cases first, chosen by the
+    job's name alone (the same in every batch), and run with the job's own cases."""
+    from capconf.conformance.requirements import requirements
+
+    table = requirements()
+
+    def groups(case: dict[str, Any]) -> set[str]:
+        return {table[r].group for r in case["requirements"]}
+
+    runs = []
+    for batch_dir in ("a", "b"):
+        jobs = [SuiteJob("one", "reference", ("TOOL-02",), rest=1),
+                SuiteJob("three", "reference", ("TOOL-02",), rest=3, rest_excludes=("DEF-03",),
+                         cases=("no-such-case",))]
+        with SuiteBatch(tmp_path / batch_dir, jobs, profile="fail-fast", workers=1) as batch:
+            runs.append([batch.result(job.name) for job in jobs])
+    (one, three), (one_again, three_again) = runs
+    own = [c for c in one.cases.values() if "TOOL-02" in c["requirements"]]
+    rest = [c for c in one.cases.values() if "TOOL-02" not in c["requirements"]]
+    assert len(rest) == 1 and own, sorted(one.cases)
+    assert rest[0]["outcome"] == "passed"
+    assert groups(rest[0]) & set().union(*map(groups, own)), rest[0]["case"]
+    assert len(three.cases) == 3
+    for case in three.cases.values():
+        assert not {"TOOL-02", "DEF-03"} & set(case["requirements"]), case["case"]
+    assert one_again.outcomes() == one.outcomes() and list(three_again.cases) == list(three.cases)
 
 
 def _without_timing(text: str) -> str:
