@@ -14,9 +14,10 @@
 
 Failure discipline (CONN-13) sits around step 8: a provider failure is passed on with
 the provider's own reason and nothing added (a provider that says it is rate-limiting, a
-429 or a rate-limit 403, is stopped for the attempt like the quota, CONN-07); a write that timed out after it was sent is
-*uncertain*, and the same call is not sent again until its real outcome was checked
-(``verify``), whoever asks for it (the agent calling again, or a second card).
+429 or a rate-limit 403, is stopped for the attempt like the quota, CONN-07); a write
+that timed out after it was sent is *uncertain*, and the same call is not sent again
+until its real outcome was checked (``verify``), whoever asks for it (the agent calling
+again, or a second card).
 """
 
 from __future__ import annotations
