@@ -391,3 +391,10 @@ def test_sync_does_not_by_itself_authorise_background_use(impl: Harness) -> None
     allowed = driver.request("conn.call", {"connector": "gmail", "command": "+triage",
                                            "params": {}, "background": True})
     assert allowed["ok"] is True
+    # the setting, not the sync, decides: a connector that declares no sync needs it too
+    no_sync = gmail_files(connector_yaml=("sync:\n", "old_sync:\n"))
+    driver = setup(impl, files=no_sync)
+    refused = driver.request("conn.call", {"connector": "gmail", "command": "+triage",
+                                           "params": {}, "background": True})
+    assert refused["ok"] is False and not is_card(refused), "no sync, so background allowed"
+    assert provider_saw(driver) == [], "background work reached the provider"
