@@ -56,14 +56,17 @@ def test_every_guess_of_round_two_is_decided_once() -> None:
 def test_round_two_tables_sit_in_their_sections() -> None:
     """Each area's guesses are decided in that area's section, under a heading that says
     which round they are (so a reader of CONN-01 finds the connector decisions there)."""
-    want = {"connectors": range(1, 15), "flow": range(15, 21),
-            "skills and knowledge": range(21, 26), "memory": range(26, 29),
-            "definition": range(29, 30)}
-    for area, numbers in want.items():
+    want = {"connectors": ("## 11b. ", range(1, 15)), "flow": ("## 10b. ", range(15, 21)),
+            "skills": ("## 6. ", range(21, 23)), "knowledge": ("## 7. ", range(23, 26)),
+            "memory": ("## 10. ", range(26, 29)), "definition": ("## 3. ", range(29, 30))}
+    for area, (section, numbers) in want.items():
         heading = f"### Decisions: {area} (outside implementer, round 3, part 2)"
         assert SPEC.count(heading) == 1, heading
         start = SPEC.index(heading)
-        body = SPEC[start:SPEC.index("\n### ", start + len(heading))]
+        assert SPEC.rfind("\n## ", 0, start) == SPEC.index("\n" + section), (area, section)
+        after = re.search(r"\n#{2,3} ", SPEC[start + len(heading):])
+        assert after is not None, heading
+        body = SPEC[start:start + len(heading) + after.start()]
         found = [int(line.split("|")[1]) for line in body.splitlines()
                  if line.startswith("| ") and line.split("|")[1].strip().isdigit()]
         assert found == list(numbers), (area, found)
