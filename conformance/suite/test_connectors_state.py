@@ -159,6 +159,40 @@ def test_content_changed_after_approval_is_shown_again_before_it_is_sent(
     assert len(sends(driver)) == count
 
 
+@pytest.mark.case("conn.rate-limit.provider-answer-stops-the-provider")
+@pytest.mark.req("CONN-07", "CONN-13")
+def test_a_providers_own_rate_limit_stops_that_provider_for_the_attempt(
+        impl: Harness) -> None:
+    """Bug: only the manifest's quota stops a provider, so a provider that answers 429 (or
+    a rate-limit 403) is called again at once with other methods, the "endpoint switching"
+    the seed forbids; or every 403 is taken for a rate limit, so a plain refusal stops
+    the provider (a cause the provider never gave)."""
+    outcomes = {"gmail": {
+        "users.messages.modify": [{"error": {"code": "insufficientPermissions", "status": 403,
+                                             "message": "Request had insufficient scopes."}}],
+        "users.messages.get": [{"error": {"code": "rateLimitExceeded", "status": 429,
+                                          "message": "Too many requests.",
+                                          "retry_after_ms": 30_000}}],
+        "users.labels.list": [{"error": {"code": "userRateLimitExceeded", "status": 403,
+                                         "message": "User rate limit exceeded."}}]}}
+    driver = setup(impl, outcomes=outcomes)
+    plain = approve(driver, call(driver, "users.messages.modify", id="m0", add=["L"]))
+    assert plain["ok"] is False and plain["error_detail"]["reason"]["code"] == \
+        "insufficientPermissions", plain
+    assert call(driver, "+triage")["ok"] is True, "a plain 403 stopped the provider"
+    for limited in ("users.messages.get", "users.labels.list"):
+        before = len(driver.request("conn.journal", {})["requests"])
+        hit = call(driver, limited, id="m1")
+        assert hit["ok"] is False and hit["terminal_for_attempt"] is True, hit
+        for command in ("+triage", "users.labels.list", "users.drafts.create"):
+            again = call(driver, command, id="m2", body="x")
+            assert again["ok"] is False and again["terminal_for_attempt"] is True, command
+        sent = driver.request("conn.journal", {})["requests"]
+        assert len(sent) == before + 1, f"called the stopped provider again: {sent[before:]}"
+        driver.request("conn.task.start", {})
+        assert call(driver, "users.drafts.create", body="next attempt")["ok"] is True
+
+
 # -- CONN-12 -------------------------------------------------------------------------
 
 @pytest.mark.case("conn.registry.available-or-connected")
@@ -357,3 +391,10 @@ def test_sync_does_not_by_itself_authorise_background_use(impl: Harness) -> None
     allowed = driver.request("conn.call", {"connector": "gmail", "command": "+triage",
                                            "params": {}, "background": True})
     assert allowed["ok"] is True
+    # the setting, not the sync, decides: a connector that declares no sync needs it too
+    no_sync = gmail_files(connector_yaml=("sync:\n", "old_sync:\n"))
+    driver = setup(impl, files=no_sync)
+    refused = driver.request("conn.call", {"connector": "gmail", "command": "+triage",
+                                           "params": {}, "background": True})
+    assert refused["ok"] is False and not is_card(refused), "no sync, so background allowed"
+    assert provider_saw(driver) == [], "background work reached the provider"

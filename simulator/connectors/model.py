@@ -51,6 +51,10 @@ EFFECTS = ("read", "write")
 retry, eligible for sync); anything else, and an undeclared effect, is ``write``."""
 
 
+RESPONSE_GUARDS = ("verification_codes",)
+"""The response guards a group may name (CONN-05); the runtime has one filter for each."""
+
+
 @dataclass(frozen=True)
 class ActionGroup:
     name: str
@@ -147,6 +151,34 @@ def _str(data: Mapping[str, Any], key: str, file: str, path: tuple[str | int, ..
     return value
 
 
+def _mapping(data: Mapping[str, Any], key: str, file: str,
+             path: tuple[str | int, ...] = ()) -> Mapping[str, Any]:
+    """An optional sub-mapping (absent or null: empty); anything else is refused with its
+    path, never read as if it were one (SPEC CONN-01, the files' keys)."""
+    value = data.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConnectorError(file, (*path, key), "must be a mapping")
+    return value
+
+
+def _optional_str(data: Mapping[str, Any], key: str, file: str,
+                  path: tuple[str | int, ...]) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ConnectorError(file, (*path, key), "must be a string")
+    return value
+
+
+def _flag(data: Mapping[str, Any], key: str, default: bool, file: str,
+          path: tuple[str | int, ...] = ()) -> bool:
+    value = data.get(key, default)
+    if not isinstance(value, bool):
+        raise ConnectorError(file, (*path, key), "must be true or false")
+    return value
+
+
 def _verdict(value: Any, file: str, path: tuple[str | int, ...]) -> Verdict:
     try:
         return Verdict(value)
@@ -196,8 +228,8 @@ def parse_commands(text: str) -> tuple[tuple[str, ...], dict[str, str]]:
 def parse_manifest(text: str) -> Manifest:
     file = "manifest.yaml"
     data = _yaml(text, file)
-    oauth = data.get("oauth") or {}
-    quota = data.get("request_quota") or {}
+    oauth = _mapping(data, "oauth", file)
+    quota = _mapping(data, "request_quota", file)
     limit = quota.get("units_per_minute_per_user")
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         raise ConnectorError(file, ("request_quota", "units_per_minute_per_user"),
@@ -216,7 +248,7 @@ def parse_manifest(text: str) -> Manifest:
         if not isinstance(raw, dict):
             raise ConnectorError(file, gpath, "must be {default, methods, response_guard?}")
         methods = []
-        for mname, mraw in (raw.get("methods") or {}).items():
+        for mname, mraw in _mapping(raw, "methods", file, gpath).items():
             mpath = (*gpath, "methods", str(mname))
             if not isinstance(mraw, dict):
                 raise ConnectorError(file, mpath, "must be a mapping")
@@ -231,10 +263,14 @@ def parse_manifest(text: str) -> Manifest:
                 None if "default" not in mraw else _verdict(mraw["default"], file,
                                                             (*mpath, "default")),
                 _strings(mraw.get("requires_scopes"), file, (*mpath, "requires_scopes")),
-                mraw.get("approval_policy"), mraw.get("approval_phrase"), dict(buttons)))
+                _optional_str(mraw, "approval_policy", file, mpath),
+                _optional_str(mraw, "approval_phrase", file, mpath), dict(buttons)))
         effect = raw.get("effect", "write")
         if effect not in EFFECTS:
             raise ConnectorError(file, (*gpath, "effect"), "must be read or write")
+        if raw.get("response_guard") not in (None, *RESPONSE_GUARDS):
+            raise ConnectorError(file, (*gpath, "response_guard"),
+                                 f"must be one of {', '.join(RESPONSE_GUARDS)}")
         groups.append(ActionGroup(str(gname), _verdict(raw.get("default"), file,
                                                        (*gpath, "default")),
                                   raw.get("response_guard"), tuple(methods), effect))
@@ -253,13 +289,9 @@ def parse_connector(files: Mapping[str, str]) -> Connector:
             raise ConnectorError(required, (), "is missing")
     file = "connector.yaml"
     data = _yaml(files["connector.yaml"], file)
-    availability = data.get("availability") or {}
-    if not isinstance(availability, dict):
-        raise ConnectorError(file, ("availability",), "must be a mapping")
-    vm = availability.get("confidential_vm", True)
-    if not isinstance(vm, bool):
-        raise ConnectorError(file, ("availability", "confidential_vm"), "must be true or false")
-    sync = data.get("sync") or {}
+    availability = _mapping(data, "availability", file)
+    vm = _flag(availability, "confidential_vm", True, file, ("availability",))
+    sync = _mapping(data, "sync", file)
     commands, shortcuts = parse_commands(files["CONNECTOR.md"])
     connection = data.get("connection", "oauth")
     if connection not in CONNECTIONS:
@@ -277,7 +309,7 @@ def parse_connector(files: Mapping[str, str]) -> Connector:
         description=_str(data, "description", file),
         aliases=_strings(data.get("aliases"), file, ("aliases",)),
         domain=_str(data, "domain", file),
-        include_in_prompt=bool(data.get("include_in_prompt", False)),
+        include_in_prompt=_flag(data, "include_in_prompt", False, file),
         confidential_vm=vm,
         read_methods=_strings(sync.get("read_methods"), file, ("sync", "read_methods")),
         commands=commands, shortcuts=shortcuts, manifest=manifest, connection=connection,

@@ -22,6 +22,20 @@ class ProviderError:
     message: str
     detail: Mapping[str, Any] = field(default_factory=dict)
     retry_after_ms: int | None = None
+    status: int | None = None
+    """The HTTP status the provider answered with, when the script gives one."""
+
+    @property
+    def rate_limited(self) -> bool:
+        """The provider said "too many requests" (CONN-07): a 429, or a 403 whose code is
+        one of the rate-limit reasons. Any other failure is only the provider's reason."""
+        return self.status == 429 or (self.status == 403
+                                      and self.code in RATE_LIMIT_403_CODES)
+
+
+RATE_LIMIT_403_CODES = frozenset({"rateLimitExceeded", "userRateLimitExceeded"})
+"""The codes that make a 403 a rate limit (CONN-07's "rate-limit 403"), as Google APIs
+spell them; every other 403 is a refusal of its own kind (a permission, a policy)."""
 
 
 @dataclass(frozen=True)
@@ -46,8 +60,9 @@ def parse_outcome(raw: Any, path: tuple[str | int, ...]) -> Outcome:
         error = raw["error"]
         code, message = error.get("code"), error.get("message", "")
         detail, retry = error.get("detail", {}), error.get("retry_after_ms")
+        status = error.get("status")
         if not isinstance(code, str) or not code or not isinstance(message, str):
-            raise OutcomeError((*path, "error"), "an error is {code, message, detail?, "
+            raise OutcomeError((*path, "error"), "an error is {code, message, status?, detail?, "
                                "retry_after_ms?} with a non-empty string code")
         if not isinstance(detail, dict):
             raise OutcomeError((*path, "error", "detail"), "must be an object")
@@ -55,7 +70,10 @@ def parse_outcome(raw: Any, path: tuple[str | int, ...]) -> Outcome:
                                   or retry < 0):
             raise OutcomeError((*path, "error", "retry_after_ms"),
                                "must be a non-negative integer")
-        return ProviderError(code, message, dict(detail), retry)
+        if status is not None and (not isinstance(status, int) or isinstance(status, bool)
+                                   or not 100 <= status <= 599):
+            raise OutcomeError((*path, "error", "status"), "must be an HTTP status (100-599)")
+        return ProviderError(code, message, dict(detail), retry, status)
     if isinstance(raw, dict) and set(raw) == {"timeout"} and isinstance(raw["timeout"], dict):
         applied = raw["timeout"].get("applied")
         if not isinstance(applied, bool):

@@ -13,9 +13,11 @@
 8. the fake provider answers; a guarded read passes through its response guard (CONN-05).
 
 Failure discipline (CONN-13) sits around step 8: a provider failure is passed on with
-the provider's own reason and nothing added; a write that timed out after it was sent is
-*uncertain*, and the same call is not sent again until its real outcome was checked
-(``verify``), whoever asks for it (the agent calling again, or a second card).
+the provider's own reason and nothing added (a provider that says it is rate-limiting, a
+429 or a rate-limit 403, is stopped for the attempt like the quota, CONN-07); a write
+that timed out after it was sent is *uncertain*, and the same call is not sent again
+until its real outcome was checked (``verify``), whoever asks for it (the agent calling
+again, or a second card).
 """
 
 from __future__ import annotations
@@ -353,8 +355,20 @@ class ConnectorRuntime:
         where = {"connector": connector.id, "method": method}
         if isinstance(outcome, ProviderError):
             reason: dict[str, Any] = {"code": outcome.code, "message": outcome.message}
+            if outcome.status is not None:
+                reason["status"] = outcome.status
             if outcome.detail:
                 reason["detail"] = dict(outcome.detail)
+            if outcome.rate_limited:  # the provider's own rate limit stops it (CONN-07)
+                assert connector.manifest is not None
+                provider = connector.manifest.provider
+                self.stopped.add(provider)
+                return failure("connector_rate_limited", f"{connector.title} answered "
+                               f"{outcome.code}: {outcome.message}; stop using {provider} "
+                               "for this task", {**where, "provider": provider,
+                                                 "reason": reason,
+                                                 "completed": list(self.completed)},
+                               terminal_for_attempt=True, retry_after_ms=outcome.retry_after_ms)
             return failure("provider_error", f"{connector.title} answered {outcome.code}: "
                            f"{outcome.message}", {**where, "reason": reason},
                            retry_after_ms=outcome.retry_after_ms)

@@ -171,6 +171,7 @@ _AREA_MODULES = (
     "mutants.namespaces_call",
     "mutants.connectors",
     "mutants.executors",
+    "mutants.round2",
 )
 
 
