@@ -421,7 +421,8 @@ def _by_rank(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The events with `seq` replaced by their rank: the numbering is checked to rise,
     and where it starts is not this case's business (a log may outlive a world)."""
     seqs = [e.get("seq") for e in events]
-    expect_true(all(isinstance(s, int) for s in seqs) and seqs == sorted(set(seqs)),
+    numbers = [s for s in seqs if isinstance(s, int)]
+    expect_true(numbers == seqs and seqs == sorted(set(numbers)),
                 "APPR-08: events are numbered (`seq`) in the order they happened", seqs)
     return [{**e, "seq": rank} for rank, e in enumerate(events, 1)]
 
