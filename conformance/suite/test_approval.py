@@ -385,13 +385,14 @@ def test_card_is_pushed_while_the_parent_request_is_live(impl: Harness) -> None:
 @pytest.mark.case("appr.residual.next-pull-exactly-once")
 @pytest.mark.req("APPR-05")
 def test_card_without_live_request_appears_at_the_next_pull_once(impl: Harness) -> None:
-    """Bug: the card is pushed into the void (lost), or shown at every pull."""
+    """Bug: the card is lost (never delivered), or shown at every pull. A card reported
+    delivered when it is raised was delivered early (fixing the residual, which APPR-05
+    allows); how that delivery is labelled is the runtime's (the reference's labels are
+    checked by `appr.residual.reference-text.null-until-pulled`)."""
     standard_world(impl)
     agent = spawn(impl, agent_def(), background=True)
     impl.driver.request("parent.request.end")
     card = call(impl, agent, "write", path="n", content="1")["error_detail"]["card"]
-    expect_true(card["delivered"] != "pushed", "APPR-05: with no live parent request the "
-                "card is not reported as pushed", card)
     early = card["delivered"] is not None  # delivered before the pull: fixes the residual
     first = impl.driver.request("snapshot.pull")["delivered"]
     expect([c["id"] for c in first], [] if early else [card["id"]],
@@ -400,6 +401,26 @@ def test_card_without_live_request_appears_at_the_next_pull_once(impl: Harness) 
            "APPR-05: a second pull hands out nothing again")
     expect(impl.driver.request("parent.request.start")["delivered"], [],
            "APPR-05: the mount pull hands out nothing again")
+
+
+@pytest.mark.case("appr.residual.reference-text.null-until-pulled")
+@pytest.mark.req("TEXT-02", "APPR-05")
+def test_reference_labels_of_a_card_raised_without_live_request(impl: Harness) -> None:
+    """The reference's labels (the residual kept): with no live parent request a card is
+    never reported `pushed`; it is `delivered: null` until the next pull hands it out as
+    `pulled`. Bug it also catches: a card marked pushed into a request that is not there
+    (the reference has no other channel, so nobody sees it)."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(), background=True)
+    impl.driver.request("parent.request.end")
+    card = call(impl, agent, "write", path="n", content="1")["error_detail"]["card"]
+    expect_true(card["delivered"] != "pushed", "APPR-05/TEXT-02: with no live parent "
+                "request the reference's card is not reported as pushed", card)
+    expect(card["delivered"], None, "TEXT-02: the reference reports `delivered: null` "
+           "until the next pull")
+    pulled = impl.driver.request("snapshot.pull")["delivered"]
+    expect([(c["id"], c["delivered"]) for c in pulled], [(card["id"], "pulled")],
+           "TEXT-02: the next pull hands the card out, labelled `pulled`")
 
 
 @pytest.mark.case("appr.residual.mount-pull")

@@ -305,6 +305,6 @@ def test_an_empty_frame_or_body_is_left_out(impl: Harness, frame: str, body: str
                                             kinds: list[str], prompt: str) -> None:
     """Bug: an empty part kept, so the prompt starts or ends with a stray blank line."""
     impl.setup(**{**WORLD, "frame": frame})
-    result = impl.prompt(doc(prompt=body))
+    result = impl.prompt(doc(prompt=body), layout=True)
     assert [p["kind"] for p in result["parts"]] == kinds
     assert result["prompt"] == prompt

@@ -203,7 +203,7 @@ def test_the_frame_is_joined_without_its_own_blank_lines(impl: Harness) -> None:
     """Bug: the frame's leading/trailing newlines are kept, so the blank line between
     frame and body is two or three."""
     _world(impl, frame="\n\nYou are a framed subagent.\n\n\n")
-    prompt = impl.prompt("name: y\ndescription: d\ntools: [read]\nprompt: Body.\n")
+    prompt = impl.prompt("name: y\ndescription: d\ntools: [read]\nprompt: Body.\n", layout=True)
     expect(prompt["prompt"], "You are a framed subagent.\n\nBody.\n",
            "PROMPT-01: frame and body (each without surrounding blank lines) joined by "
            "exactly one blank line")

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from capconf.conformance import replay
 from capconf.conformance.cases import default_world
-from capconf.conformance.harness import Harness
+from capconf.conformance.harness import Harness, expect, expect_true
 from capconf.conformance.suite.delegation_world import (
     GATED,
     IMPLEMENTERS,
@@ -398,23 +399,44 @@ def test_every_delegated_child_carries_one_fixed_notice(impl: Harness) -> None:
 
 # -- APPR-08 reconstructible from the log ---------------------------------------------
 
-def _scenario(impl: Harness, roots: list[str]) -> tuple[dict[str, Any], str]:
+def _scenario(impl: Harness, roots: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """One delegation tree in a fresh world: its own events (those logged after the world
+    was set up, so a runtime whose log outlives `world.setup` is judged on this scenario
+    alone) and its delegated children."""
     world(impl, tier="auto-edit", roots=roots)
+    before = len(impl.driver.request("delegation.log", {})["events"])
     parent = root(impl)
     kid = child(impl, parent, implementer="fork")
-    child(impl, kid, implementer="out-of-process", background=True)
+    grandkid = child(impl, kid, implementer="out-of-process", background=True)
     call(impl, parent, "TaskStop", task_id=kid)
     log = impl.driver.request("delegation.log", {})
-    return log, kid
+    lines = log["text"].split("\n")[:-1]
+    own = log["events"][before:]
+    expect([json.loads(line) for line in lines[before:]], own,
+           "APPR-08: the log's text form carries the same events, one per line")
+    return own, [kid, grandkid]
+
+
+def _by_rank(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The events with `seq` replaced by their rank: the numbering is checked to rise,
+    and where it starts is not this case's business (a log may outlive a world)."""
+    seqs = [e.get("seq") for e in events]
+    numbers = [s for s in seqs if isinstance(s, int)]
+    expect_true(numbers == seqs and seqs == sorted(set(numbers)),
+                "APPR-08: events are numbered (`seq`) in the order they happened", seqs)
+    return [{**e, "seq": rank} for rank, e in enumerate(events, 1)]
 
 
 @pytest.mark.case("appr.deleg.log-records-pins")
 @pytest.mark.req("APPR-08")
 def test_each_childs_log_reconstructs_its_permissions(impl: Harness, tmp_path: Path) -> None:
     """Bug: the child's log lacks the sandbox mode or approval policy, records the
-    parent's live policy, or is not deterministic."""
-    log, _ = _scenario(impl, [str(tmp_path)])
+    parent's live policy, or is not deterministic. Each run is judged on its own events
+    and children, ids bound as `capconf replay` binds them (SPEC section 10a)."""
+    log, children = _scenario(impl, [str(tmp_path)])
     for n in impl.driver.request("delegation.tree")["nodes"]:
+        if n["agent"] not in children:
+            continue
         own = impl.driver.request("delegation.log", {"agent": n["agent"]})["events"]
         assert own and all(e["agent"] == n["agent"] for e in own)
         mode = [e for e in own if e["event"] == "sandbox_mode" and e["from"] == "delegation"]
@@ -427,8 +449,13 @@ def test_each_childs_log_reconstructs_its_permissions(impl: Harness, tmp_path: P
         assert mode[0]["tier"] == "auto-edit"
         assert [Path(r).resolve() for r in mode[0]["writable_roots"]] == [tmp_path.resolve()]
         assert policy[0]["ask_policy"] == "never-ask"
+        children.remove(n["agent"])
+    expect(children, [], "APPR-08: every delegated child is a node of the tree")
     again, _ = _scenario(impl, [str(tmp_path)])
-    assert again["text"] == log["text"] and log["text"]
+    expect_true(bool(log), "APPR-08: the tree writes an event log", log)
+    mismatch = replay.compare(_by_rank(log), _by_rank(again), replay.Bindings())
+    expect_true(mismatch is None, "APPR-08: the same world and inputs give the same log "
+                "(ids bound, `seq` by rank)", mismatch)
 
 
 # -- DELEG-05 a new flat scope ------------------------------------------------------

@@ -70,7 +70,7 @@ def test_declared_servers_mount_the_gateway_tools_and_section(impl: Harness) -> 
     expect([without_descriptions(t["input_schema"]) for t in gateway],
            [without_descriptions(t["input_schema"]) for t in GATEWAY_TOOLS],
            "MCP-01: gateway input schemas (structure; wording is reference-text)")
-    parts = {p["kind"]: p["text"] for p in impl.prompt(source)["parts"]}
+    parts = {p["kind"]: p["text"] for p in impl.prompt(source, layout=True)["parts"]}
     expect_catalog(parts["catalog.mcp"], [("notion",)], "MCP-01: the MCP section lists "
                    "exactly the granted servers", absent=["github"])
     assert journal(impl, "notion") == []  # mounting contacts nobody

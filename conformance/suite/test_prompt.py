@@ -34,7 +34,7 @@ def test_all_four_sections_in_order_between_frame_and_body(impl: Harness, tmp_pa
     impl.write("docs/handbook.md", "# Handbook\n")
     impl.setup(**default_world(), skills={"layers": {"system": str(layer)}},
                mcp={"servers": [{"name": "crm"}]})
-    result = impl.prompt(DEFINITION, filename="support.md")
+    result = impl.prompt(DEFINITION, filename="support.md", layout=True)
     kinds = [p["kind"] for p in result["parts"]]
     assert kinds == ["frame", "catalog.skills", "catalog.knowledge", "catalog.mcp",
                      "catalog.memory", "body"]

@@ -108,7 +108,7 @@ def test_undeclared_dimensions_leave_the_legacy_prompt(
     front = ["name: legacy", "description: legacy", f"tools: {_yaml_list(tools)}"]
     front += [f for f in forms.values() if f]
     source = "---\n" + "\n".join(front) + "\n---\n" + body
-    result = impl.prompt(source, filename="legacy.md")
+    result = impl.prompt(source, filename="legacy.md", layout=True)
     # PROMPT-03 is relative: the same runtime without the undeclared/empty keys
     bare = "---\n" + "\n".join(front[:3]) + "\n---\n" + body
     expect(result["prompt"], impl.prompt(bare, filename="legacy.md")["prompt"],
