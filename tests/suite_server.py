@@ -259,38 +259,51 @@ def _run_job(session: pytest.Session, job: Job) -> int:
 
 
 def _is_property(item: pytest.Item) -> bool:
-    """A hypothesis case: tens of examples each, so a sample of two such cases would
-    cost more than most mutants' own runs; the mutant's own cases include them."""
+    """A hypothesis case: tens of examples each, so a sample of such cases would cost
+    more than most mutants' own runs; the mutant's own cases include them."""
     return bool(getattr(getattr(item, "obj", None), "is_hypothesis_test", False))
 
 
-def _sample_key(seed: str, item: pytest.Item) -> str:
-    return hashlib.sha256(f"{seed}\0{capconf_plugin.case_id(item)}".encode()).hexdigest()
+@dataclass(frozen=True)
+class SampledCase:
+    """What the rest sample knows of a case."""
+
+    case: str
+    requirements: frozenset[str]
+    groups: frozenset[str]
+    is_property: bool
 
 
 def rest_sample(items: list[pytest.Item], requirements: tuple[str, ...],
                 excludes: tuple[str, ...], count: int, seed: str) -> list[pytest.Item]:
-    """``count`` cases that cite none of ``requirements`` and ``excludes``: the control
+    """The collected items that ``sample_rest`` picks."""
+    if count <= 0:
+        return []
+    by_case = {capconf_plugin.case_id(i): i for i in items}
+    cases = [SampledCase(str(cid), frozenset(capconf_plugin.req_ids(i)),
+                         frozenset(capconf_plugin.case_groups(i)), _is_property(i))
+             for cid, i in by_case.items()]
+    return [by_case[c] for c in sample_rest(cases, requirements, excludes, count, seed)]
+
+
+def sample_rest(cases: list[SampledCase], requirements: tuple[str, ...],
+                excludes: tuple[str, ...], count: int, seed: str) -> list[str]:
+    """``count`` case IDs that cite none of ``requirements`` and ``excludes``: the control
     that a mutant of those requirements passes the rest of the suite, sampled, since
     running all of it for every mutant would cost more than the mutants themselves.
     (``excludes``: requirements whose cases the mutant is known to break as well.)
 
     Half (rounded up) come from the feature groups of the requirements' own cases (a
-    mutant that breaks its whole area fails those), the rest from the other groups (one
-    that breaks every world or the handshake fails those). The choice depends only on
+    mutant that breaks its whole area, every world or the handshake fails those), the
+    rest from the other groups. Property cases are left out. The choice depends only on
     ``seed`` (the job's name) and the case IDs, so a run is repeatable and every mutant
-    draws its own cases. Property cases are left out of the sample (``_is_property``)."""
-    if count <= 0:
-        return []
+    draws its own cases."""
     wanted, left_out = set(requirements), set(requirements) | set(excludes)
-    own = [i for i in items if wanted & set(capconf_plugin.req_ids(i))]
-    groups = set().union(*(capconf_plugin.case_groups(i) for i in own)) if own else set()
-    others = [i for i in items if not left_out & set(capconf_plugin.req_ids(i))
-              and not _is_property(i)]
-    near = sorted((i for i in others if capconf_plugin.case_groups(i) & groups),
-                  key=lambda i: _sample_key(seed, i))
-    far = sorted((i for i in others if not capconf_plugin.case_groups(i) & groups),
-                 key=lambda i: _sample_key(seed, i))
+    groups = frozenset().union(*(c.groups for c in cases if wanted & c.requirements))
+    others = sorted((c for c in cases if not left_out & c.requirements and not c.is_property),
+                    key=lambda c: hashlib.sha256(f"{seed}\0{c.case}".encode()).hexdigest())
+    near = [c.case for c in others if c.groups & groups]
+    far = [c.case for c in others if not c.groups & groups]
     half = (count + 1) // 2
     picked = near[:half] + far[:count - half]
-    return picked + [i for i in near[half:] + far if i not in picked][:count - len(picked)]
+    return picked + [c for c in near[half:] + far if c not in picked][:max(0, count - len(picked))]

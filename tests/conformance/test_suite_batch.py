@@ -8,10 +8,10 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 from suite_runner import SuiteBatch, SuiteJob, fixture_env, hypothesis_profile, read_run, run_cli
+from suite_server import SampledCase, sample_rest
 
 
 def test_a_mutant_patches_only_its_own_job_and_a_dying_job_ends_only_itself(
@@ -20,13 +20,16 @@ def test_a_mutant_patches_only_its_own_job_and_a_dying_job_ends_only_itself(
                      first_failure=True, first=("tool.canonical.camel-lower",)),
             SuiteJob("exits", "python:sys:exit:3", ("TOOL-02",)),
             SuiteJob("reference", "reference", ("TOOL-02",),
-                     cases=("tool.canonical.camel-lower", "tool.canonical.camel-upper"))]
+                     cases=("tool.canonical.camel-lower", "tool.canonical.camel-upper")),
+            SuiteJob("rest", "reference", ("TOOL-02",), rest=1, rest_excludes=("DEF-03",),
+                     cases=("tool.canonical.camel-lower",))]
     # one worker: the reference runs after the mutant, from the same collected session
     with SuiteBatch(tmp_path, jobs, profile="fail-fast", workers=1,
                     warm=["mutants:all_mutants"]) as batch:
         mutant = batch.result("mutant")
         exits = batch.result("exits")
         reference = batch.result("reference")
+        rest = batch.result("rest")
     assert mutant.returncode == 1
     assert list(mutant.cases) == ["tool.canonical.camel-lower"]  # `first`, then -x
     assert mutant.cases["tool.canonical.camel-lower"]["outcome"] == "failed"
@@ -35,36 +38,31 @@ def test_a_mutant_patches_only_its_own_job_and_a_dying_job_ends_only_itself(
     assert reference.outcomes() == {"tool.canonical.camel-lower": "passed",
                                     "tool.canonical.camel-upper": "passed"}
     assert reference.header["impl"] == "reference"
+    [sampled] = set(rest.cases) - {"tool.canonical.camel-lower"}  # and the rest case first
+    assert next(iter(rest.cases)) == sampled and rest.outcomes()[sampled] == "passed"
+    assert not {"TOOL-02", "DEF-03"} & set(rest.cases[sampled]["requirements"])
 
 
-def test_the_rest_sample_is_of_other_requirements_in_the_same_groups(tmp_path: Path) -> None:
-    """A mutant's control (``rest``): cases that cite none of its requirements nor those it
-    ``also_breaks``, from the groups of its requirements' cases first, chosen by the
-    job's name alone (the same in every batch), and run with the job's own cases."""
-    from capconf.conformance.requirements import requirements
+def test_the_rest_sample() -> None:
+    """A mutant's control: cases citing none of its requirements nor those it
+    ``also_breaks``, near ones (sharing a group with its own cases) first, no property
+    case, the same for the same name and drawn afresh for another."""
+    def case(cid: str, reqs: str, groups: str, prop: bool = False) -> SampledCase:
+        return SampledCase(cid, frozenset(reqs.split()), frozenset(groups.split()), prop)
 
-    table = requirements()
-
-    def groups(case: dict[str, Any]) -> set[str]:
-        return {table[r].group for r in case["requirements"]}
-
-    runs = []
-    for batch_dir in ("a", "b"):
-        jobs = [SuiteJob("one", "reference", ("TOOL-02",), rest=1),
-                SuiteJob("three", "reference", ("TOOL-02",), rest=3, rest_excludes=("DEF-03",),
-                         cases=("no-such-case",))]
-        with SuiteBatch(tmp_path / batch_dir, jobs, profile="fail-fast", workers=1) as batch:
-            runs.append([batch.result(job.name) for job in jobs])
-    (one, three), (one_again, three_again) = runs
-    own = [c for c in one.cases.values() if "TOOL-02" in c["requirements"]]
-    rest = [c for c in one.cases.values() if "TOOL-02" not in c["requirements"]]
-    assert len(rest) == 1 and own, sorted(one.cases)
-    assert rest[0]["outcome"] == "passed"
-    assert groups(rest[0]) & set().union(*map(groups, own)), rest[0]["case"]
-    assert len(three.cases) == 3
-    for case in three.cases.values():
-        assert not {"TOOL-02", "DEF-03"} & set(case["requirements"]), case["case"]
-    assert one_again.outcomes() == one.outcomes() and list(three_again.cases) == list(three.cases)
+    cases = [case("own", "TOOL-02", "tool"), case("own2", "TOOL-02 DEF-03", "tool def"),
+             case("prop", "TOOL-01", "tool", prop=True), case("excluded", "TOOL-04", "tool"),
+             *(case(f"near{i}", "TOOL-01", "tool") for i in range(20)),
+             *(case(f"far{i}", "MEM-01", "memory") for i in range(20))]
+    for seed in ("a", "b", "c"):
+        one = sample_rest(cases, ("TOOL-02",), ("TOOL-04",), 1, seed)
+        assert len(one) == 1 and one[0].startswith("near")
+        assert sample_rest(cases, ("TOOL-02",), ("TOOL-04",), 1, seed) == one
+        two = sample_rest(cases, ("TOOL-02",), ("TOOL-04",), 2, seed)
+        assert two[0] == one[0] and two[1].startswith("far")
+    assert len({sample_rest(cases, ("TOOL-02",), (), 1, s)[0] for s in "abcdefgh"}) > 1
+    every = sample_rest(cases, ("TOOL-02",), ("TOOL-04",), 100, "a")
+    assert sorted(every) == sorted(c.case for c in cases if c.case.startswith(("near", "far")))
 
 
 def _without_timing(text: str) -> str:
