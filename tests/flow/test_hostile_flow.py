@@ -11,6 +11,7 @@ same bytes on both runtimes and on every run.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,14 +45,34 @@ HOSTILE = {
 }
 
 
+HostileRuns = Callable[[str, str], Any]
+
+
+@pytest.fixture(scope="module")
+def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> HostileRuns:
+    """``hostile_run(runtime, name)``: the result of that hostile script on that runtime,
+    run once for the module (each is run to a bound, some for seconds; two tests read
+    each result: its own checks, and the comparison of the runtimes)."""
+    done: dict[tuple[str, str], Any] = {}
+
+    def run(runtime: str, name: str) -> Any:
+        if (runtime, name) not in done:
+            workspace = tmp_path_factory.mktemp(f"hostile-{name}-{runtime}")
+            done[runtime, name] = run_on(workspace, runtime, FIRST + HOSTILE[name],
+                                         max_fanout=300)
+        return done[runtime, name]
+
+    return run
+
+
 @pytest.mark.parametrize("runtime", RUNTIME_NAMES)
 @pytest.mark.parametrize("name", sorted(HOSTILE))
-def test_a_hostile_script_ends_in_a_located_error(tmp_path: Path, runtime: str,
+def test_a_hostile_script_ends_in_a_located_error(hostile_run: HostileRuns, runtime: str,
                                                    name: str) -> None:
     """Bug: the driver grows to gigabytes, or never answers; here every script ends
     ``failed`` at its line, and the child spawned before it is still listed."""
     script = FIRST + HOSTILE[name]
-    result = run_on(tmp_path, runtime, script, max_fanout=300)
+    result = hostile_run(runtime, name)
     assert result["status"] == "failed", result["error"]
     error = result["error"]
     assert error["code"] in ("FLOW-LIMIT", "FLOW-STEP-BUDGET"), error
@@ -62,10 +83,9 @@ def test_a_hostile_script_ends_in_a_located_error(tmp_path: Path, runtime: str,
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
-def test_both_runtimes_meet_the_same_bound_at_the_same_line(tmp_path: Path,
+def test_both_runtimes_meet_the_same_bound_at_the_same_line(hostile_run: HostileRuns,
                                                             name: str) -> None:
-    runs = [run_on(tmp_path / r, r, FIRST + HOSTILE[name], max_fanout=300)
-            for r in RUNTIME_NAMES]
+    runs = [hostile_run(r, name) for r in RUNTIME_NAMES]
     assert len({json.dumps([r["error"], r["children"], len(r["result"])]) for r in runs}) == 1
 
 
