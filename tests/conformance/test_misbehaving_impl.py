@@ -21,32 +21,49 @@ def _parse_cases(run_cases: dict[str, dict]) -> dict[str, dict]:
     return {cid: c for cid, c in run_cases.items() if cid.startswith("tool.canonical")}
 
 
+# Cases a misbehaving driver meets: the four that call `definition.parse` first, two that
+# do not. Each crash or timeout costs a new driver process (it imports the reference), so
+# the runs name these cases instead of every case of their requirements.
+PARSE_CASES = ("tool.canonical.camel-lower", "tool.canonical.camel-upper",
+               "tool.canonical.mixed-comma-string", "tool.canonical.snake-upper")
+OTHER_CASES = ("proto.hello.fields", "tool.registry.not-grantable-reasons")
+
+
+def _cases(*ids: str) -> list[str]:
+    return [arg for cid in ids for arg in ("--case", cid)]
+
+
 def test_crash_is_reported_with_stderr_and_the_run_goes_on(tmp_path: Path) -> None:
-    run = run_suite(tmp_path, fake("crash"), "--req", "TOOL-02", "--req", "PROTO-01")
+    run = run_suite(tmp_path, fake("crash"), *_cases(*PARSE_CASES, *OTHER_CASES))
     assert run.returncode == 1
     parse_cases = _parse_cases(run.cases)
-    assert parse_cases and all(c["outcome"] == "crashed" for c in parse_cases.values())
+    assert sorted(parse_cases) == sorted(PARSE_CASES)
+    assert all(c["outcome"] == "crashed" for c in parse_cases.values())
     assert all("simulated crash in definition.parse" in c["reason"] for c in parse_cases.values())
-    assert run.cases["proto.hello.fields"]["outcome"] == "passed"
+    assert {cid: run.outcomes()[cid] for cid in OTHER_CASES} == dict.fromkeys(OTHER_CASES,
+                                                                          "passed")
 
 
 def test_hang_is_a_timeout_not_a_crash(tmp_path: Path) -> None:
     # 6 s: long enough for the fake to import the reference on a loaded 2-core machine,
     # short enough that the one hung request keeps this test quick
     run = run_suite(tmp_path, fake("hang"), "--impl-timeout", "6",
-                    "--req", "TOOL-01", "--req", "PROTO-01", "--req", "TOOL-04")
+                    *_cases("tool.duplicate.case", "tool.canonical.camel-lower", *OTHER_CASES))
     outcomes = run.outcomes()
-    assert outcomes["tool.registry.not-grantable-reasons"] == "passed"
-    hung = {cid: o for cid, o in outcomes.items() if cid == "tool.duplicate.case"}
-    assert hung and set(hung.values()) == {"timed out"}, outcomes
+    assert {cid: outcomes.get(cid) for cid in OTHER_CASES} == dict.fromkeys(OTHER_CASES,
+                                                                           "passed"), outcomes
+    hung = {cid: outcomes.get(cid) for cid in ("tool.duplicate.case",
+                                                "tool.canonical.camel-lower")}
+    assert set(hung.values()) == {"timed out"}, outcomes
     assert run.returncode == 1
 
 
 @pytest.mark.parametrize("mode", ["garbage", "wrong-id", "bad-shape"])
 def test_garbage_is_errored_with_the_reason(tmp_path: Path, mode: str) -> None:
-    run = run_suite(tmp_path, fake(mode), "--req", "TOOL-02")
+    run = run_suite(tmp_path, fake(mode), *_cases(*PARSE_CASES))
     parse_cases = _parse_cases(run.cases)
-    assert parse_cases and {c["outcome"] for c in parse_cases.values()} == {"errored"}
+    assert sorted(parse_cases) == sorted(PARSE_CASES)
+    assert {c["outcome"] for c in parse_cases.values()} == {"errored"}
     reason = next(iter(parse_cases.values()))["reason"]
     expected = {"garbage": "not a JSON line", "wrong-id": "does not match request id",
                 "bad-shape": "result at tools"}[mode]
