@@ -1,6 +1,7 @@
 """What the project's own test command costs, tier by tier (issue 18).
 
-    python benchmarks/tiers.py [--repo DIR] [--only TIER ...] [--no-whole] [--files N]
+    python benchmarks/tiers.py [--repo DIR] [--baseline DIR] [--only TIER ...] [--no-whole]
+                               [--files N]
 
 Runs each tier of the README's test command (`pytest` from the repository root) in its own
 child process, then the whole command, and prints for each the CPU seconds (user + sys of
@@ -14,8 +15,12 @@ files that cost the most CPU seconds in it are listed after the tiers (``--files
 default): the place to look for the next cut. ``--only`` with no names measures the
 whole command alone.
 
-`--repo` measures another checkout with its own `.venv` (how the before/after numbers of
-issue 18 were taken: the same script on a clone of the older commit).
+`--repo` measures another checkout with its own `.venv`. `--baseline DIR` measures the
+whole command of a second checkout (its own `.venv`: an older commit, say) in the same
+run, right after this one's, and prints the ratio: on a shared machine whose speed and
+load change from hour to hour, the ratio is the number to compare. The first line names
+the CPU seconds of a fixed pure-Python workload (``calibrate``), so runs of different
+days can be compared by that ratio too.
 """
 
 from __future__ import annotations
@@ -79,6 +84,19 @@ def measure(repo: Path, python: str, tier: Tier, env: dict[str, str] | None = No
     return Measured(tier, cpu, wall, counts, proc.returncode)
 
 
+def calibrate() -> float:
+    """CPU seconds of a fixed pure-Python workload (integer arithmetic, dicts, JSON):
+    the machine's speed today, so that numbers of different days can be compared."""
+    start = time.process_time()
+    total = 0
+    for i in range(3_000_000):
+        total += i * i % 7
+    table = {str(i): [i, str(i), {"k": i}] for i in range(100_000)}
+    for _ in range(3):
+        table = json.loads(json.dumps(table, sort_keys=True))
+    return time.process_time() - start
+
+
 def _python(repo: Path) -> str:
     venv = repo / ".venv" / "bin" / "python"
     return str(venv) if venv.exists() else sys.executable
@@ -109,11 +127,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="skip the whole command (the tiers only)")
     parser.add_argument("--files", type=int, default=25,
                         help="how many of the costliest test files to list (whole command)")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="a second checkout whose whole command is measured in the same run")
     ns = parser.parse_args(argv)
     repo = ns.repo.resolve()
     python = _python(repo)
     env_note = f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"
-    print(f"repo {repo} ({python}; {env_note})")
+    print(f"repo {repo} ({python}; {env_note}); calibration workload {calibrate():.2f} CPU s")
     chosen = [t for t in tiers(repo) if ns.only is None or t.name.split()[0] in ns.only]
     print(f"{'tier':28} {'CPU s':>8} {'wall s':>8} {'share':>6}  counts", flush=True)
     results = []
@@ -138,7 +158,24 @@ def main(argv: list[str] | None = None) -> int:
     if whole.cpu and file_tiers:
         print(f"sum of the file tiers / whole command: "
               f"{sum(m.cpu for m in file_tiers) / whole.cpu:.2f}")
+    if ns.baseline is not None:
+        _compare(ns.baseline.resolve(), whole)
     return 0
+
+
+def _compare(baseline: Path, whole: Measured) -> None:
+    """The baseline checkout's whole command, measured now, against this one's."""
+    base = measure(baseline, _python(baseline), Tier("whole (`pytest`)", ()))
+    print(f"\nbaseline {baseline}, measured in the same run (calibration "
+          f"{calibrate():.2f} CPU s after it):")
+    print(f"{'':28} {'CPU s':>8} {'wall s':>8}  counts")
+    for label, m in (("baseline", base), ("this checkout", whole)):
+        counts = ", ".join(f"{n} {k}" for k, n in sorted(m.counts.items())) or "no summary"
+        status = "" if m.returncode in (0, 5) else f"  (exit {m.returncode})"
+        print(f"{label:28} {m.cpu:8.1f} {m.wall:8.1f}  {counts}{status}")
+    if base.cpu:
+        print(f"this checkout / baseline: CPU {whole.cpu / base.cpu:.2f}, "
+              f"wall {whole.wall / base.wall:.2f}")
 
 
 if __name__ == "__main__":

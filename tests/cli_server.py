@@ -87,7 +87,7 @@ def _redirected(stdout: str, stderr: str) -> None:
 
 def warm(profile: str | None) -> None:
     """Import the command and collect the suite once (under ``profile``), its output
-    thrown away."""
+    thrown away, and build hypothesis's Unicode tables (``suite_server.warm_hypothesis``)."""
     saved = os.dup(1), os.dup(2)
     cwd = os.getcwd()
     with tempfile.TemporaryDirectory(prefix="capconf-cli-warm-") as scratch:
@@ -98,6 +98,9 @@ def warm(profile: str | None) -> None:
             _redirected(os.devnull, os.devnull)
             chosen = [f"--hypothesis-profile={profile}"] if profile else []
             _main(["run", "--", "--collect-only", "-q", *chosen])
+            from suite_server import warm_hypothesis  # after the run: its imports came first
+
+            warm_hypothesis()
         finally:
             sys.stdout.flush()
             sys.stderr.flush()

@@ -9,6 +9,7 @@ from golden_ext import PlainTextGolden
 from hypothesis import HealthCheck, settings
 from suite_runner import (
     DRIVER,
+    HYPOTHESIS_STORE,
     PYCACHE,
     RecordedRun,
     close_cli_server,
@@ -18,9 +19,11 @@ from suite_runner import (
 )
 
 # Every child interpreter the tests start (drivers, `capconf run`, proxies) shares one
-# byte-code cache outside the tree instead of compiling everything again (see PYCACHE).
+# byte-code cache outside the tree instead of compiling everything again (see PYCACHE),
+# and one hypothesis storage directory for its Unicode tables (see HYPOTHESIS_STORE).
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 os.environ["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(HYPOTHESIS_STORE))
 
 settings.register_profile(
     "ci", derandomize=True, max_examples=50, deadline=None, database=None,

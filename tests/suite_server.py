@@ -119,6 +119,19 @@ def _warm_reports(session: pytest.Session) -> None:
     for item in session.items:
         capconf_plugin.case_groups(item)  # reads (and keeps) its case and requirement IDs
     versions()
+    warm_hypothesis()
+
+
+def warm_hypothesis() -> None:
+    """Hypothesis's Unicode tables, read (or built) once here and inherited by every
+    child: the category table and the UTF-8 codec's characters, which the suite's text
+    strategies draw from (hypothesis keeps them in memory once built). A name this
+    hypothesis does not have only costs each child the build."""
+    with contextlib.suppress(ImportError, AttributeError):
+        from hypothesis.internal import charmap
+
+        charmap.charmap()
+        charmap.intervals_from_codec("utf-8")
 
 
 @pytest.hookimpl(tryfirst=True)
