@@ -115,6 +115,8 @@ def _gate(check: Callable[[], Any]) -> Any:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "req(*ids): requirement IDs a case checks")
     config.addinivalue_line("markers", "case(id): the case's stable ID (never reused)")
+    config.addinivalue_line("markers", "uses(*groups): feature groups a case uses besides "
+                            "those of its requirements (it is gated on them too)")
     if not config.getoption("hypothesis_profile", None):
         settings.load_profile("ci")
     config.stash[_STASH_REQUIRED] = frozenset(_gate(lambda: check_required_features(
