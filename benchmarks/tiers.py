@@ -73,7 +73,7 @@ def _children_cpu() -> float:
 
 def measure(repo: Path, python: str, tier: Tier, env: dict[str, str] | None = None) -> Measured:
     before_cpu, before_wall = _children_cpu(), time.perf_counter()
-    proc = subprocess.run([python, "-m", "pytest", "-q", *tier.args], cwd=repo,
+    proc = subprocess.run([python, "-m", "pytest", "-q", "-rfE", *tier.args], cwd=repo,
                           capture_output=True, text=True, env=env)
     wall = time.perf_counter() - before_wall
     cpu = _children_cpu() - before_cpu
@@ -81,6 +81,9 @@ def measure(repo: Path, python: str, tier: Tier, env: dict[str, str] | None = No
     counts: dict[str, int] = {}
     for number, kind in COUNT.findall(tail):
         counts[kind.rstrip("s") if kind.startswith("error") else kind] = int(number)
+    for line in proc.stdout.splitlines():  # a tier that failed says which tests did
+        if line.startswith(("FAILED ", "ERROR ")):
+            print(f"  {tier.name}: {line}", flush=True)
     return Measured(tier, cpu, wall, counts, proc.returncode)
 
 
