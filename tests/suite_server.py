@@ -108,12 +108,12 @@ def _warm(specs: list[str]) -> None:
             function(argument) if argument else function()
 
 
-def _warm_reports(session: pytest.Session) -> None:
+def _warm_caches(session: pytest.Session) -> None:
     """Fill, once, the caches every child would otherwise fill for itself: the
     module-by-file table ``inspect.getmodule`` rebuilds from every loaded module and the
     source lines of the suite's files (a failure report reads both), each item's case
     and requirement IDs and groups, and the versions a report's header names."""
-    inspect.getmodule(_warm_reports.__code__, __file__)
+    inspect.getmodule(_warm_caches.__code__, __file__)
     for path in {str(item.path) for item in session.items}:
         linecache.getlines(path)
     for item in session.items:
@@ -147,7 +147,7 @@ def pytest_runtestloop(session: pytest.Session) -> bool | None:
     factory = getattr(config, "_tmp_path_factory", None)
     if factory is not None:
         factory.getbasetemp()
-    _warm_reports(session)
+    _warm_caches(session)
     # What the server holds now is shared by every child; frozen, no child's collector
     # walks it (and copies the pages it touches).
     gc.collect()

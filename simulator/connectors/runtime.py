@@ -362,13 +362,10 @@ class ConnectorRuntime:
             if outcome.rate_limited:  # the provider's own rate limit stops it (CONN-07)
                 assert connector.manifest is not None
                 provider = connector.manifest.provider
-                self.stopped.add(provider)
-                return failure("connector_rate_limited", f"{connector.title} answered "
-                               f"{outcome.code}: {outcome.message}; stop using {provider} "
-                               "for this task", {**where, "provider": provider,
-                                                 "reason": reason,
-                                                 "completed": list(self.completed)},
-                               terminal_for_attempt=True, retry_after_ms=outcome.retry_after_ms)
+                return self._stopped(provider, outcome.retry_after_ms,
+                                     f"{connector.title} answered {outcome.code}: "
+                                     f"{outcome.message}; stop using {provider} for this task",
+                                     where=where, reason=reason)
             return failure("provider_error", f"{connector.title} answered {outcome.code}: "
                            f"{outcome.message}", {**where, "reason": reason},
                            retry_after_ms=outcome.retry_after_ms)
@@ -472,10 +469,18 @@ class ConnectorRuntime:
 
     # -- quota, provider, guard ---------------------------------------------------------
 
-    def _stopped(self, provider: str, retry_after_ms: int | None) -> ToolResult:
-        return failure("connector_rate_limited", f"the {provider} service limit was reached; "
-                       "stop using it for this task", {"provider": provider,
-                                                        "completed": list(self.completed)},
+    def _stopped(self, provider: str, retry_after_ms: int | None, message: str | None = None,
+                 *, where: Mapping[str, str] | None = None,
+                 reason: Mapping[str, Any] | None = None) -> ToolResult:
+        """``provider`` is stopped for the attempt (CONN-07), by the quota or by the
+        provider's own rate-limit answer (``reason``, at ``where``)."""
+        self.stopped.add(provider)
+        detail: dict[str, Any] = {**(where or {}), "provider": provider}
+        if reason is not None:
+            detail["reason"] = dict(reason)
+        detail["completed"] = list(self.completed)
+        return failure("connector_rate_limited", message or f"the {provider} service limit "
+                       "was reached; stop using it for this task", detail,
                        terminal_for_attempt=True, retry_after_ms=retry_after_ms)
 
     def units_left(self, connector: Connector) -> int:
@@ -496,7 +501,6 @@ class ConnectorRuntime:
         start, used = self.windows.get(connector.id, (window, 0))
         used = used if start == window else 0
         if used + cost > manifest.units_per_minute:
-            self.stopped.add(manifest.provider)
             return self._stopped(manifest.provider, (window + 1) * WINDOW_MS - self.now_ms)
         self.windows[connector.id] = (window, used + cost)
         self.journal.append({"connector": connector.id, "method": method,

@@ -9,27 +9,26 @@ from typing import Any
 
 from capconf.simulator.connectors import outcomes, runtime
 from capconf.simulator.core.envelope import ToolResult
-from mutants.base import Mutant
+from mutants.base import Mutant, _original, _patch
 
 
 def _provider_rate_limit_ignored() -> None:
     """Only the manifest's quota stops a provider: a 429 from the provider itself is an
     ordinary provider error, and the next method is sent at once."""
-    outcomes.ProviderError.rate_limited = property(  # type: ignore[method-assign]
-        lambda self: False)
+    _patch(outcomes.ProviderError, "rate_limited", property(lambda self: False))
 
 
 def _every_403_is_a_rate_limit() -> None:
     """Every 403 (and every 429) stops the provider: a permission refusal becomes a
     rate limit the provider never reported."""
-    outcomes.ProviderError.rate_limited = property(  # type: ignore[method-assign]
-        lambda self: self.status in (403, 429))
+    _patch(outcomes.ProviderError, "rate_limited",
+           property(lambda self: self.status in (403, 429)))
 
 
 def _background_only_gated_when_synced() -> None:
     """The Background setting is read only for connectors that declare a sync, as if the
     setting were about syncing: a connector without one is open to background work."""
-    real = runtime.ConnectorRuntime.call
+    real = _original(runtime.ConnectorRuntime, "call")
 
     def call(self: runtime.ConnectorRuntime, connector_id: str, command: str,
              params: Mapping[str, Any], background: bool = False) -> ToolResult:
@@ -37,7 +36,8 @@ def _background_only_gated_when_synced() -> None:
         if connector is not None and not connector.read_methods:
             background = False
         return real(self, connector_id, command, params, background)
-    runtime.ConnectorRuntime.call = call  # type: ignore[method-assign]
+
+    _patch(runtime.ConnectorRuntime, "call", call)
 
 
 MUTANTS: tuple[Mutant, ...] = (
