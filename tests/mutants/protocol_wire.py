@@ -100,11 +100,24 @@ def _comma_entries_free() -> None:
     _patch(document, "check_entry_budget", lambda nodes, scalars: None)
 
 
+def _comma_string_counted_twice() -> None:
+    """A comma string counts as a node and then each of its names once more: a document
+    of exactly 20,000 nodes is refused."""
+    real = _original(yamlsource, "check_entry_budget")
+
+    def check(nodes: int, scalars: list[yamlsource.LScalar]) -> None:
+        real(nodes + len(scalars), scalars)
+
+    _patch(document, "check_entry_budget", check)
+
+
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("events-counted", "the node limit counts parser events, not nodes", ("DEF-03",),
            _events_counted),
     Mutant("comma-entries-free", "a comma string of 30,000 names escapes the node limit",
            ("DEF-03",), _comma_entries_free),
+    Mutant("comma-string-counted-twice", "a comma string of n names counts as n + 1 nodes",
+           ("DEF-03",), _comma_string_counted_twice),
     Mutant("quoted-names-at-string-start", "names in quoted or folded comma strings are "
            "located at the string's start", ("DEF-03",), _quoted_names_at_string_start),
     Mutant("nan-accepted", "NaN and Infinity in a request are parsed and the op runs",
