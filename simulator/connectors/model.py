@@ -21,7 +21,7 @@ import yaml
 
 from capconf.simulator.approval.decision import Verdict
 from capconf.simulator.definition.yamlsource import SourceError, check_text_size
-from capconf.simulator.definition.yamlsource import _prescan as _definition_prescan
+from capconf.simulator.definition.yamlsource import prescan as _definition_prescan
 
 _COMMAND = re.compile(r"^- `(?P<name>[^`\s]+)`(?:\s*->\s*`(?P<target>[^`\s]+)`)?")
 METHOD = re.compile(r"[a-z][A-Za-z0-9_]*(\.[a-z][A-Za-z0-9_]*)*\Z")

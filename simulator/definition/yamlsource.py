@@ -6,10 +6,16 @@ column (DEF-03). Three hostile shapes are refused before anything is built: alia
 deeper than ``MAX_DEPTH`` (PyYAML recurses per level), and documents over
 ``MAX_SOURCE_BYTES``. Scalar names are taken from their source text, not YAML 1.1
 implicit typing, so a tool called ``on`` or ``yes`` stays a string.
+
+Reading goes through libyaml when PyYAML has it (``_load_fast``): the reference loads
+definitions of up to a mebibyte thousands of times a run, and PyYAML's Python scanner
+was two fifths of the whole suite's CPU. What libyaml refuses, and what it would read
+differently, is left to the Python parser, so the result never depends on the machine.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from dataclasses import dataclass, field
@@ -134,6 +140,9 @@ def _mark(m: Any, line_offset: int) -> Mark:
     return Mark(m.line + 1 + line_offset, m.column + 1)
 
 
+_event_mark = _mark
+
+
 # YAML's printable set (YAML 1.1 section 5.1, which PyYAML enforces): everything else,
 # including lone surrogates, BEL, NUL and the noncharacters U+FFFE/U+FFFF, makes the
 # reader fail before any token. Checked here so the failure is a located diagnostic.
@@ -173,15 +182,21 @@ def _too_complex(line: int | None, column: int | None) -> SourceError:
 _NODE_EVENTS = (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)
 
 
-def _prescan(text: str, line_offset: int) -> int:
+def _prescan(text: str, line_offset: int, loader: type[Any] = yaml.SafeLoader,
+             lines: _LineStarts | None = None) -> int:
     """Walk the event stream once: aliases, excessive depth and too many nodes are
     refused here, before a node graph exists. Returns the number of nodes: scalars,
-    sequences and mappings (mapping keys included), not parser events."""
+    sequences and mappings (mapping keys included), not parser events. ``lines``: marks
+    from the events' offsets (libyaml's own marks part from PyYAML's at the text's end)."""
     _check_characters(text, line_offset)
+
+    def _mark(m: Any, line_offset: int) -> Mark:
+        return _event_mark(lines.mark(m.index) if lines is not None else m, line_offset)
+
     depth = 0
     count = 0
     try:
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        for event in yaml.parse(text, Loader=loader):
             if isinstance(event, _NODE_EVENTS):
                 count += 1
                 if count > MAX_NODES:
@@ -235,8 +250,11 @@ def _syntax_error(exc: yaml.MarkedYAMLError, line_offset: int) -> SourceError:
 _CONSTRUCTOR = yaml.SafeLoader("")
 
 
-def _convert(node: yaml.Node, line_offset: int) -> LNode:
-    mark = _mark(node.start_mark, line_offset)
+def _convert(node: yaml.Node, text: str, line_offset: int,
+             lines: _LineStarts | None = None) -> LNode:
+    """``lines``: marks from the nodes' offsets (libyaml's, see ``_LineStarts``)."""
+    start_mark = node.start_mark if lines is None else lines.mark(node.start_mark.index)
+    mark = _mark(start_mark, line_offset)
     if isinstance(node, yaml.ScalarNode):
         try:
             value = _CONSTRUCTOR.construct_object(node, deep=True)
@@ -245,21 +263,21 @@ def _convert(node: yaml.Node, line_offset: int) -> LNode:
         if not isinstance(value, str | int | float | bool | type(None)):
             value = node.value  # timestamps, binary: keep the source text
         smark, emark = node.start_mark, node.end_mark
-        raw = smark.buffer[smark.index:emark.index] if smark.buffer is not None else ""
-        return LScalar(value=value, text=node.value, tag=node.tag, mark=mark, style=node.style,
-                       start=smark.index, end=emark.index, raw=raw)
+        return LScalar(value=value, text=node.value, tag=node.tag, mark=mark,
+                       style=node.style or None, start=smark.index, end=emark.index,
+                       raw=text[smark.index:emark.index])
     start, end = node.start_mark.index, node.end_mark.index
     assert isinstance(node, yaml.CollectionNode)
     flow = bool(node.flow_style)
     if isinstance(node, yaml.SequenceNode):
-        return LSeq(items=tuple(_convert(n, line_offset) for n in node.value), mark=mark,
-                    start=start, end=end, flow=flow)
+        items = tuple(_convert(n, text, line_offset, lines) for n in node.value)
+        return LSeq(items=items, mark=mark, start=start, end=end, flow=flow)
     assert isinstance(node, yaml.MappingNode)
     seen: set[str] = set()
-    items: list[tuple[LScalar, LNode]] = []
+    pairs: list[tuple[LScalar, LNode]] = []
     dups: list[LScalar] = []
     for key_node, value_node in node.value:
-        key = _convert(key_node, line_offset)
+        key = _convert(key_node, text, line_offset, lines)
         if not isinstance(key, LScalar):
             raise SourceError(
                 "YAML-COMPLEX-KEY",
@@ -271,8 +289,8 @@ def _convert(node: yaml.Node, line_offset: int) -> LNode:
             dups.append(key)
             continue
         seen.add(key.text)
-        items.append((key, _convert(value_node, line_offset)))
-    return LMap(items=tuple(items), mark=mark, duplicates=tuple(dups), start=start, end=end,
+        pairs.append((key, _convert(value_node, text, line_offset, lines)))
+    return LMap(items=tuple(pairs), mark=mark, duplicates=tuple(dups), start=start, end=end,
                 flow=flow)
 
 
@@ -284,6 +302,9 @@ def load_yaml(text: str, line_offset: int = 0) -> LNode | None:
 def load_yaml_counted(text: str, line_offset: int = 0) -> tuple[LNode | None, int]:
     """``load_yaml`` plus the document's node count, for callers that count further
     entries (comma-separated names) against the same ``MAX_NODES`` budget."""
+    fast = _load_fast(text, line_offset)
+    if fast is not None:
+        return fast
     count = _prescan(text, line_offset)
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -293,7 +314,79 @@ def load_yaml_counted(text: str, line_offset: int = 0) -> tuple[LNode | None, in
         raise SourceError("YAML-SYNTAX", f"invalid YAML: {exc}", None, None) from None
     if node is None:
         return None, count
-    return _convert(node, line_offset), count
+    return _convert(node, text, line_offset), count
+
+
+# libyaml, when PyYAML was built with it: the same parser (PyYAML's Python one is its
+# port), ~30 times faster on a large document.
+FAST_LOADER: type[Any] | None = getattr(yaml, "CSafeLoader", None)
+
+
+def _load_fast(text: str, line_offset: int) -> tuple[LNode | None, int] | None:
+    """``load_yaml_counted`` through libyaml, or None: the caller then takes the Python
+    parser. Only a document that libyaml reads without complaint is taken here; every
+    refusal (a syntax error, an alias, too deep, too many nodes) is left to the Python
+    parser, so a diagnostic's wording and location never depend on which parser this
+    machine has. ``tests/definition/test_yaml_fast_path.py`` holds the two to the same
+    result on every document both read."""
+    if FAST_LOADER is None or _PYTHON_ONLY.search(text):
+        return None
+    try:
+        lines = _LineStarts(text)
+        count = _prescan(text, line_offset, FAST_LOADER, lines)  # depth checked first
+        node = yaml.compose(text, Loader=FAST_LOADER)
+    except SourceError as exc:
+        if exc.kind in OWN_REFUSALS:
+            raise  # located at an event's mark, which both parsers place alike
+        return None
+    except yaml.YAMLError:
+        return None
+    if node is None:
+        return None, count
+    return _convert(node, text, line_offset, lines), count
+
+
+class _LineStarts:
+    """Line and column of a character offset, as PyYAML's reader counts them (libyaml
+    places an empty scalar at the end of the text on the line after it)."""
+
+    def __init__(self, text: str) -> None:
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def mark(self, index: int) -> _Offset:
+        line = bisect.bisect_right(self.starts, index) - 1
+        return _Offset(index, line, index - self.starts[line])
+
+
+@dataclass(frozen=True)
+class _Offset:
+    """A mark as PyYAML's reader would have placed it (0-based line and column)."""
+
+    index: int
+    line: int
+    column: int
+
+
+# Where the two parsers part: libyaml accepts tabs PyYAML refuses, drops a BOM inside the
+# text (so every index after it differs), breaks lines only at LF and CR (PyYAML also at
+# U+0085, U+2028, U+2029), reads a bare ``!`` tag differently and accepts a comment
+# glued to a block scalar's header (``|-#``). Such a text takes the Python parser.
+_PYTHON_ONLY = re.compile(r"[\t\r\ufeff\x85\u2028\u2029]|(?:^|[\s\[\]{},])!|[|>][-+0-9]*#")
+
+# The prescan's own refusals: the event they name is the same in both parsers' streams.
+OWN_REFUSALS = frozenset({"YAML-ALIAS", "YAML-TOO-DEEP", "YAML-TOO-COMPLEX"})
+
+
+def prescan(text: str, line_offset: int = 0) -> int:
+    """``_prescan`` (the limits, for a YAML document that is not a definition), through
+    libyaml when this machine has it and the Python parser for a syntax error."""
+    if FAST_LOADER is not None and not _PYTHON_ONLY.search(text):
+        try:
+            return _prescan(text, line_offset, FAST_LOADER, _LineStarts(text))
+        except SourceError as exc:
+            if exc.kind in OWN_REFUSALS:
+                raise
+    return _prescan(text, line_offset)
 
 
 def check_entry_budget(nodes: int, scalars: list[LScalar]) -> None:
