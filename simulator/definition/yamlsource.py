@@ -248,6 +248,7 @@ def _syntax_error(exc: yaml.MarkedYAMLError, line_offset: int) -> SourceError:
 
 
 _CONSTRUCTOR = yaml.SafeLoader("")
+_STR = "tag:yaml.org,2002:str"
 
 
 def _convert(node: yaml.Node, text: str, line_offset: int,
@@ -256,10 +257,13 @@ def _convert(node: yaml.Node, text: str, line_offset: int,
     start_mark = node.start_mark if lines is None else lines.mark(node.start_mark.index)
     mark = _mark(start_mark, line_offset)
     if isinstance(node, yaml.ScalarNode):
-        try:
-            value = _CONSTRUCTOR.construct_object(node, deep=True)
-        except (yaml.YAMLError, ValueError, OverflowError):
-            value = node.value
+        if node.tag == _STR:
+            value = node.value  # what SafeConstructor's str constructor returns
+        else:
+            try:
+                value = _CONSTRUCTOR.construct_object(node, deep=True)
+            except (yaml.YAMLError, ValueError, OverflowError):
+                value = node.value
         if not isinstance(value, str | int | float | bool | type(None)):
             value = node.value  # timestamps, binary: keep the source text
         smark, emark = node.start_mark, node.end_mark
