@@ -140,8 +140,6 @@ def _mark(m: Any, line_offset: int) -> Mark:
     return Mark(m.line + 1 + line_offset, m.column + 1)
 
 
-_event_mark = _mark
-
 
 # YAML's printable set (YAML 1.1 section 5.1, which PyYAML enforces): everything else,
 # including lone surrogates, BEL, NUL and the noncharacters U+FFFE/U+FFFF, makes the
@@ -190,8 +188,8 @@ def _prescan(text: str, line_offset: int, loader: type[Any] = yaml.SafeLoader,
     from the events' offsets (libyaml's own marks part from PyYAML's at the text's end)."""
     _check_characters(text, line_offset)
 
-    def _mark(m: Any, line_offset: int) -> Mark:
-        return _event_mark(lines.mark(m.index) if lines is not None else m, line_offset)
+    def at(m: Any) -> Mark:
+        return _mark(lines.mark(m.index) if lines is not None else m, line_offset)
 
     depth = 0
     count = 0
@@ -200,10 +198,10 @@ def _prescan(text: str, line_offset: int, loader: type[Any] = yaml.SafeLoader,
             if isinstance(event, _NODE_EVENTS):
                 count += 1
                 if count > MAX_NODES:
-                    m = _mark(event.start_mark, line_offset)
+                    m = at(event.start_mark)
                     raise _too_complex(m.line, m.column)
             if isinstance(event, yaml.AliasEvent):
-                m = _mark(event.start_mark, line_offset)
+                m = at(event.start_mark)
                 raise SourceError(
                     "YAML-ALIAS",
                     f"YAML alias *{event.anchor} is not allowed in a definition. "
@@ -214,7 +212,7 @@ def _prescan(text: str, line_offset: int, loader: type[Any] = yaml.SafeLoader,
             if isinstance(event, yaml.CollectionStartEvent):
                 depth += 1
                 if depth > MAX_DEPTH:
-                    m = _mark(event.start_mark, line_offset)
+                    m = at(event.start_mark)
                     raise SourceError(
                         "YAML-TOO-DEEP",
                         f"nesting deeper than {MAX_DEPTH} levels. "
