@@ -140,7 +140,6 @@ def _mark(m: Any, line_offset: int) -> Mark:
     return Mark(m.line + 1 + line_offset, m.column + 1)
 
 
-
 # YAML's printable set (YAML 1.1 section 5.1, which PyYAML enforces): everything else,
 # including lone surrogates, BEL, NUL and the noncharacters U+FFFE/U+FFFF, makes the
 # reader fail before any token. Checked here so the failure is a located diagnostic.
