@@ -323,24 +323,36 @@ def load_yaml_counted(text: str, line_offset: int = 0) -> tuple[LNode | None, in
 FAST_LOADER: type[Any] | None = getattr(yaml, "CSafeLoader", None)
 
 
-def _load_fast(text: str, line_offset: int) -> tuple[LNode | None, int] | None:
-    """``load_yaml_counted`` through libyaml, or None: the caller then takes the Python
-    parser. Only a document that libyaml reads without complaint is taken here; every
-    refusal (a syntax error, an alias, too deep, too many nodes) is left to the Python
-    parser, so a diagnostic's wording and location never depend on which parser this
-    machine has. ``tests/definition/test_yaml_fast_path.py`` holds the two to the same
-    result on every document both read."""
+def _fast_prescan(text: str, line_offset: int) -> tuple[int, _LineStarts] | None:
+    """``_prescan`` through libyaml (the node count, and the offsets' lines for marks),
+    or None: the caller then takes the Python parser. The prescan's own refusals (an
+    alias, too deep, too many nodes) are raised from here, at the event they name, which
+    both parsers place alike; a syntax error, and a text where the two parsers part
+    (``_PYTHON_ONLY``), are left to the Python parser, so a diagnostic's wording and
+    location never depend on which parser this machine has."""
     if FAST_LOADER is None or _PYTHON_ONLY.search(text):
         return None
+    lines = _LineStarts(text)
     try:
-        lines = _LineStarts(text)
-        count = _prescan(text, line_offset, FAST_LOADER, lines)  # depth checked first
-        node = yaml.compose(text, Loader=FAST_LOADER)
+        return _prescan(text, line_offset, FAST_LOADER, lines), lines
     except SourceError as exc:
         if exc.kind in OWN_REFUSALS:
-            raise  # located at an event's mark, which both parsers place alike
+            raise
         return None
-    except yaml.YAMLError:
+
+
+def _load_fast(text: str, line_offset: int) -> tuple[LNode | None, int] | None:
+    """``load_yaml_counted`` through libyaml, or None (see ``_fast_prescan``). The depth
+    is checked before composing: libyaml's composer recurses in C, unguarded.
+    ``tests/definition/test_yaml_fast_path.py`` holds the two parsers to the same result."""
+    scanned = _fast_prescan(text, line_offset)
+    if scanned is None:
+        return None
+    count, lines = scanned
+    assert FAST_LOADER is not None  # _fast_prescan read the text with it
+    try:
+        node = yaml.compose(text, Loader=FAST_LOADER)
+    except yaml.YAMLError:  # e.g. a second document: the Python parser words it
         return None
     if node is None:
         return None, count
@@ -380,14 +392,9 @@ OWN_REFUSALS = frozenset({"YAML-ALIAS", "YAML-TOO-DEEP", "YAML-TOO-COMPLEX"})
 
 def prescan(text: str, line_offset: int = 0) -> int:
     """``_prescan`` (the limits, for a YAML document that is not a definition), through
-    libyaml when this machine has it and the Python parser for a syntax error."""
-    if FAST_LOADER is not None and not _PYTHON_ONLY.search(text):
-        try:
-            return _prescan(text, line_offset, FAST_LOADER, _LineStarts(text))
-        except SourceError as exc:
-            if exc.kind in OWN_REFUSALS:
-                raise
-    return _prescan(text, line_offset)
+    libyaml where ``_fast_prescan`` takes the text."""
+    scanned = _fast_prescan(text, line_offset)
+    return scanned[0] if scanned is not None else _prescan(text, line_offset)
 
 
 def check_entry_budget(nodes: int, scalars: list[LScalar]) -> None:
