@@ -100,6 +100,27 @@ def test_the_limits_and_refusals_read_alike(text: str) -> None:
     assert_same(text)
 
 
+def _prescan_outcome(text: str, fast: bool) -> tuple[Any, ...]:
+    saved = yamlsource.FAST_LOADER
+    if not fast:
+        yamlsource.FAST_LOADER = None
+    try:
+        return ("counted", yamlsource.prescan(text, 3))
+    except SourceError as exc:
+        return ("refused", exc.kind, exc.message, exc.line, exc.column, exc.problem)
+    finally:
+        yamlsource.FAST_LOADER = saved
+
+
+@pytest.mark.parametrize("text", [
+    _nested(MAX_DEPTH + 1), "a: &x [b]\nc: *x\n", "a: [b\n", "a:\tb\n",
+    "tools: [" + ", ".join(f"t{i}" for i in range(MAX_NODES - 1)) + "]\n", "a: [b, c]\n",
+], ids=["over-depth", "alias", "unclosed", "tab", "over-nodes", "plain"])
+def test_the_connectors_prescan_counts_and_refuses_alike(text: str) -> None:
+    """``prescan`` (connector YAML's limits) takes the same libyaml path."""
+    assert _prescan_outcome(text, fast=True) == _prescan_outcome(text, fast=False)
+
+
 def test_the_parsers_parting_places_take_the_python_parser() -> None:
     """Each of these reads differently in libyaml (a tab it accepts, a BOM it drops, a
     line break it does not count, a bare tag, a glued block header): the guard sends
