@@ -8,7 +8,9 @@ runner has one function to read.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import yaml
@@ -37,6 +39,13 @@ class Case:
 
 
 def default_world() -> dict[str, Any]:
+    """The suite's default world, a fresh copy each time (a case may change its own): the
+    file is read and parsed once per process, not once per case (106 cases ask)."""
+    return copy.deepcopy(_default_world())
+
+
+@cache
+def _default_world() -> dict[str, Any]:
     text = (package_file() / "cases" / "_world.yaml").read_text("utf-8")
     data: dict[str, Any] = yaml.safe_load(text)
     return data
