@@ -20,8 +20,11 @@ from typing import Any
 import yaml
 
 from capconf.simulator.approval.decision import Verdict
-from capconf.simulator.definition.yamlsource import SourceError, check_text_size
-from capconf.simulator.definition.yamlsource import prescan as _definition_prescan
+from capconf.simulator.definition.yamlsource import (
+    SourceError,
+    check_text_size,
+    safe_load_checked,
+)
 
 _COMMAND = re.compile(r"^- `(?P<name>[^`\s]+)`(?:\s*->\s*`(?P<target>[^`\s]+)`)?")
 METHOD = re.compile(r"[a-z][A-Za-z0-9_]*(\.[a-z][A-Za-z0-9_]*)*\Z")
@@ -114,10 +117,6 @@ MAX_COMMANDS = 2_000
 (the largest seed connector has a few dozen); more is refused, not scanned."""
 
 
-def prescan_yaml(text: str) -> None:
-    _definition_prescan(text, 0)
-
-
 def check_size(text: str, file: str) -> None:
     """Every connector file has a definition's size limit (1 MiB)."""
     try:
@@ -132,8 +131,7 @@ def _yaml(text: str, file: str) -> dict[str, Any]:
     node graph: a manifest nested 20,000 levels is a located refusal."""
     check_size(text, file)
     try:
-        prescan_yaml(text)
-        data = yaml.safe_load(text)
+        data = safe_load_checked(text)
     except SourceError as exc:
         where = f" (line {exc.line}, column {exc.column})" if exc.line else ""
         raise ConnectorError(file, (), f"{exc.message}{where}") from None

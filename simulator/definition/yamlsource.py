@@ -390,11 +390,16 @@ _PYTHON_ONLY = re.compile(r"[\t\r\ufeff\x85\u2028\u2029]|(?:^|[\s\[\]{},])!|[|>]
 OWN_REFUSALS = frozenset({"YAML-ALIAS", "YAML-TOO-DEEP", "YAML-TOO-COMPLEX"})
 
 
-def prescan(text: str, line_offset: int = 0) -> int:
-    """``_prescan`` (the limits, for a YAML document that is not a definition), through
-    libyaml where ``_fast_prescan`` takes the text."""
-    scanned = _fast_prescan(text, line_offset)
-    return scanned[0] if scanned is not None else _prescan(text, line_offset)
+def safe_load_checked(text: str) -> Any:
+    """A YAML document that is not a definition, with a definition's limits (``prescan``)
+    checked before anything is built, then ``yaml.safe_load``'s value: through libyaml
+    where ``_fast_prescan`` took the text (both parsers give the same events there, and
+    the constructor is the same Python one), through the Python parser otherwise."""
+    loader = FAST_LOADER
+    if loader is not None and _fast_prescan(text, 0) is not None:
+        return yaml.load(text, Loader=loader)
+    _prescan(text, 0)
+    return yaml.safe_load(text)
 
 
 def check_entry_budget(nodes: int, scalars: list[LScalar]) -> None:

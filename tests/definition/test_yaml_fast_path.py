@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from shared_folder import corpus, needs
@@ -100,14 +101,16 @@ def test_the_limits_and_refusals_read_alike(text: str) -> None:
     assert_same(text)
 
 
-def _prescan_outcome(text: str, fast: bool) -> tuple[Any, ...]:
+def _connector_outcome(text: str, fast: bool) -> tuple[Any, ...]:
     saved = yamlsource.FAST_LOADER
     if not fast:
         yamlsource.FAST_LOADER = None
     try:
-        return ("counted", yamlsource.prescan(text, 3))
+        return ("loaded", yamlsource.safe_load_checked(text))
     except SourceError as exc:
         return ("refused", exc.kind, exc.message, exc.line, exc.column, exc.problem)
+    except yaml.YAMLError as exc:
+        return ("not YAML", str(exc))
     finally:
         yamlsource.FAST_LOADER = saved
 
@@ -115,10 +118,12 @@ def _prescan_outcome(text: str, fast: bool) -> tuple[Any, ...]:
 @pytest.mark.parametrize("text", [
     _nested(MAX_DEPTH + 1), "a: &x [b]\nc: *x\n", "a: [b\n", "a:\tb\n",
     "tools: [" + ", ".join(f"t{i}" for i in range(MAX_NODES - 1)) + "]\n", "a: [b, c]\n",
-], ids=["over-depth", "alias", "unclosed", "tab", "over-nodes", "plain"])
-def test_the_connectors_prescan_counts_and_refuses_alike(text: str) -> None:
-    """``prescan`` (connector YAML's limits) takes the same libyaml path."""
-    assert _prescan_outcome(text, fast=True) == _prescan_outcome(text, fast=False)
+    "name: x\nlimits: {calls: 3, per: 1.5}\non: [yes, no, ~, 0o17, 2026-12-02]\n",
+], ids=["over-depth", "alias", "unclosed", "tab", "over-nodes", "plain", "scalars"])
+def test_connector_yaml_loads_and_refuses_alike(text: str) -> None:
+    """``safe_load_checked`` (connector YAML: a definition's limits, then
+    ``yaml.safe_load``'s value) takes the same libyaml path."""
+    assert _connector_outcome(text, fast=True) == _connector_outcome(text, fast=False)
 
 
 def test_the_parsers_parting_places_take_the_python_parser() -> None:
