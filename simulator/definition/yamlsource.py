@@ -391,7 +391,7 @@ OWN_REFUSALS = frozenset({"YAML-ALIAS", "YAML-TOO-DEEP", "YAML-TOO-COMPLEX"})
 
 
 def safe_load_checked(text: str) -> Any:
-    """A YAML document that is not a definition, with a definition's limits (``prescan``)
+    """A YAML document that is not a definition, with a definition's limits (``_prescan``)
     checked before anything is built, then ``yaml.safe_load``'s value: through libyaml
     where ``_fast_prescan`` took the text (both parsers give the same events there, and
     the constructor is the same Python one), through the Python parser otherwise."""
