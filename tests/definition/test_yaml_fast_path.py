@@ -119,7 +119,11 @@ def _connector_outcome(text: str, fast: bool) -> tuple[Any, ...]:
     _nested(MAX_DEPTH + 1), "a: &x [b]\nc: *x\n", "a: [b\n", "a:\tb\n",
     "tools: [" + ", ".join(f"t{i}" for i in range(MAX_NODES - 1)) + "]\n", "a: [b, c]\n",
     "name: x\nlimits: {calls: 3, per: 1.5}\non: [yes, no, ~, 0o17, 2026-12-02]\n",
-], ids=["over-depth", "alias", "unclosed", "tab", "over-nodes", "plain", "scalars"])
+    # exactly MAX_NODES nodes (mapping, key, list, entries): a libyaml path that counts
+    # one node too many refuses it while the Python parser loads it
+    "tools: [" + ", ".join(f"t{i}" for i in range(MAX_NODES - 3)) + "]\n",
+], ids=["over-depth", "alias", "unclosed", "tab", "over-nodes", "plain", "scalars",
+        "at-nodes"])
 def test_connector_yaml_loads_and_refuses_alike(text: str) -> None:
     """``safe_load_checked`` (connector YAML: a definition's limits, then
     ``yaml.safe_load``'s value) takes the same libyaml path."""
