@@ -4,18 +4,23 @@ Every response is checked against the envelope schema and, for known ops, the re
 schema; a violation names the JSON path that is wrong, so a broken adapter learns exactly
 what it sent (as Bowtie's validation mode does). Dimension areas add their op schemas as
 further ``$defs`` in files under ``protocol/``.
+
+jsonschema writes the messages; whether there are any is first asked of the schema
+compiled to a plain predicate (``schema_check``), which answers the same yes/no many
+times faster: a valid response, nearly every one, never reaches jsonschema.
 """
 
 from __future__ import annotations
 
 import json
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
 from capconf.conformance.locations import package_file
+from capconf.conformance.schema_check import Check, Unsupported, compile_schema
 
 _FILES = ("response.json", "defs.json", "ops.json")
 
@@ -41,6 +46,7 @@ def _validator(ref: str) -> Draft202012Validator:
     return Draft202012Validator({"$ref": ref}, registry=_registry())
 
 
+@lru_cache(maxsize=1024)
 def op_result_ref(op: str) -> str | None:
     for name, schema in _schemas().items():
         if name == "response.json":
@@ -56,6 +62,35 @@ def known_ops() -> list[str]:
         if name not in ("response.json", "defs.json"):
             ops.update(k for k in schema.get("$defs", {}) if "." in k or k == "hello")
     return sorted(ops)
+
+
+@cache
+def _compiled(ref: str) -> Check | None:
+    """``_validator(ref).is_valid`` as a compiled predicate, or None when the schema uses
+    something ``schema_check`` does not compile: then jsonschema alone judges it (slower,
+    as correct; tests/protocol/test_schema_check.py fails for a shipped schema)."""
+    try:
+        return compile_schema({"$ref": ref}, _registry())
+    except Unsupported:
+        return None
+
+
+def prepare() -> None:
+    """Compile every schema a run validates against, now: a process that forks many runs
+    (the project's own test servers) does it once instead of once in every child."""
+    for ref in ("capconf/response.json", *filter(None, map(op_result_ref, known_ops()))):
+        _compiled(ref)
+        _validator(ref)
+
+
+def _problems(ref: str, value: Any) -> list[str]:
+    """jsonschema's messages for ``value`` against ``ref``; none, without asking it, when
+    the compiled predicate says valid. Only that answer is trusted: a no from the predicate
+    is answered by jsonschema, so its messages are the same as ever."""
+    check = _compiled(ref)
+    if check is not None and check(value):
+        return []
+    return _errors(_validator(ref), value)
 
 
 def _errors(validator: Draft202012Validator, value: Any) -> list[str]:
@@ -94,10 +129,10 @@ def validate_response(op: str, response: Any) -> list[str]:
 
 
 def _validate(op: str, response: Any) -> list[str]:
-    problems = _errors(_validator("capconf/response.json"), response)
+    problems = _problems("capconf/response.json", response)
     if problems or not response.get("ok"):
         return problems
     ref = op_result_ref(op)
     if ref is None:
         return []
-    return [f"result {p}" for p in _errors(_validator(ref), response["result"])]
+    return [f"result {p}" for p in _problems(ref, response["result"])]
