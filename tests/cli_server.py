@@ -87,7 +87,8 @@ def _redirected(stdout: str, stderr: str) -> None:
 
 def warm(profile: str | None) -> None:
     """Import the command and collect the suite once (under ``profile``), its output
-    thrown away, and build hypothesis's Unicode tables (``suite_server.warm_hypothesis``)."""
+    thrown away, compile the protocol's schemas and build hypothesis's Unicode tables
+    (``suite_server.warm_hypothesis``)."""
     saved = os.dup(1), os.dup(2)
     cwd = os.getcwd()
     with tempfile.TemporaryDirectory(prefix="capconf-cli-warm-") as scratch:
@@ -100,6 +101,9 @@ def warm(profile: str | None) -> None:
             _main(["run", "--", "--collect-only", "-q", *chosen])
             from suite_server import warm_hypothesis  # after the run: its imports came first
 
+            from capconf.conformance import protocol
+
+            protocol.prepare()
             warm_hypothesis()
         finally:
             sys.stdout.flush()

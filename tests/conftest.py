@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,10 +13,12 @@ from suite_runner import (
     HYPOTHESIS_STORE,
     PYCACHE,
     RecordedRun,
+    SuiteBatch,
     close_cli_server,
     fixture_env,
     read_run,
     run_cli,
+    session_batch,
 )
 
 # Every child interpreter the tests start (drivers, `capconf run`, proxies) shares one
@@ -94,6 +97,13 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def golden(snapshot: Any) -> Any:
     """A syrupy snapshot that writes golden/<module>/<test name>.txt as plain text."""
     return snapshot.use_extension(PlainTextGolden)
+
+
+@pytest.fixture(scope="session")
+def suite_batch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SuiteBatch]:
+    """The session's one suite server: the mutants' and the outside testers' batch
+    tiers fork their runs from it (``suite_runner.batch_of_selected``)."""
+    yield from session_batch(tmp_path_factory)
 
 
 @pytest.fixture(scope="session")

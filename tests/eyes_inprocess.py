@@ -127,9 +127,12 @@ def impl(folder: str, bug: str, plain: bool = False) -> str:
     return f"python:eyes_inprocess:proxy:{folder}:{bug}{':plain' if plain else ''}"
 
 
-def load(folder: str) -> None:
-    """For ``SuiteBatch(warm=...)``: import a folder's tables and the reference once,
-    before the forks, so no run pays for it."""
+def load_shared() -> None:
+    """For a ``SuiteBatch`` that serves every folder (``suite_runner.SESSION_WARM``): the
+    reference and round 1's ``proxy_base``, which every round's proxy reuses; each job
+    then imports only its own folder's tables (their plain names clash across folders)."""
     import capconf.simulator.protocol.dispatcher  # noqa: F401
 
-    _table(folder)
+    if str(ROUND_ONE) not in sys.path:
+        sys.path.insert(0, str(ROUND_ONE))
+    importlib.import_module("proxy_base")

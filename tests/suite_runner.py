@@ -113,6 +113,7 @@ class SuiteJob:
     first: tuple[str, ...] = ()
     rest: int = 0  # cases of other requirements to run first (suite_server.rest_sample)
     rest_excludes: tuple[str, ...] = ()  # requirements the rest sample leaves out too
+    seed: str = ""  # what draws the rest sample (the job's name when empty)
 
 
 @dataclass
@@ -261,7 +262,7 @@ class SuiteBatch(_ForkServer):
         self._send({"name": job.name, "impl": job.impl,
                     "requirements": list(job.requirements), "cases": list(job.cases),
                     "first": list(job.first), "rest": job.rest,
-                    "rest_excludes": list(job.rest_excludes),
+                    "rest_excludes": list(job.rest_excludes), "seed": job.seed or job.name,
                     "first_failure": job.first_failure, "workdir": str(workdir)})
 
     def result(self, name: str) -> SuiteRun:
@@ -404,19 +405,61 @@ def close_cli_server() -> None:
         shutil.rmtree(server.root, ignore_errors=True)
 
 
-def batch_of_selected(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-                      job: Callable[[str], SuiteJob], *, warm: Sequence[str] = (),
-                      timeout: float = 300) -> Iterator[SuiteBatch]:
-    """The body of a module fixture: one batch with ``job(name)`` for every selected
-    ``name`` of the module's tests (``yield from batch_of_selected(...)``).
+# What the session's one suite server imports before it forks (``SuiteBatch(warm=...)``):
+# the mutants' table and the reference with the outside testers' shared proxy machinery.
+# A tester's own folder is imported in each of its jobs, as its modules share plain names
+# with the other folders' (``eyes_inprocess``): ~0.015 CPU-s a job, against the ~0.8 of a
+# server's start (its interpreter, the suite's collection and the warm caches) that the
+# mutant tier and the three testers' tiers each paid when each had a server of its own.
+SESSION_WARM = ("mutants:all_mutants", "eyes_inprocess:load_shared")
+
+
+def session_batch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SuiteBatch]:
+    """The body of the session fixture ``suite_batch`` (conftest.py): one suite server
+    for every batch tier of the session, started by its first job, ended with the session.
 
     Every job runs under the ``fail-fast`` profile: it differs from ``ci`` only after a
     failure (no shrinking), so a run that must pass runs exactly the examples it runs
-    under ``ci``, and a run that must fail stops at the first failing example."""
-    jobs = [job(name) for name in selected(request)]
-    root = tmp_path_factory.mktemp(request.module.__name__.rsplit(".", 1)[-1])
-    with SuiteBatch(root, jobs, profile="fail-fast", warm=warm, timeout=timeout) as batch:
+    under ``ci``, and a run that must fail stops at the first failing example. A hang is
+    killed after 600 s (the slowest tier's longest job takes a few seconds)."""
+    root = tmp_path_factory.mktemp("suite-batch")
+    with SuiteBatch(root, profile="fail-fast", warm=SESSION_WARM, timeout=600) as batch:
         yield batch
+
+
+@dataclass(frozen=True)
+class BatchView:
+    """One module's jobs in the session's ``SuiteBatch``, by the module's own names (the
+    batch holds them as ``PREFIX.NAME``, so two modules may both name a job ``bom-kept``)."""
+
+    batch: SuiteBatch
+    prefix: str
+
+    def submit(self, job: SuiteJob) -> None:
+        # the rest sample stays the one the job's own name draws
+        self.batch.submit(replace(job, name=f"{self.prefix}.{job.name}",
+                                  seed=job.seed or job.name))
+
+    def result(self, name: str) -> SuiteRun:
+        return self.batch.result(f"{self.prefix}.{name}")
+
+    @property
+    def names(self) -> frozenset[str]:
+        """This module's jobs submitted so far."""
+        head = f"{self.prefix}."
+        return frozenset(n[len(head):] for n in self.batch.names if n.startswith(head))
+
+
+def batch_of_selected(request: pytest.FixtureRequest,
+                      job: Callable[[str], SuiteJob]) -> BatchView:
+    """The body of a module fixture: ``job(name)`` for every selected ``name`` of the
+    module's tests, submitted to the session's ``suite_batch`` (so ``pytest -k NAME``
+    runs one job, and the server starts only if some batch test was selected)."""
+    batch: SuiteBatch = request.getfixturevalue("suite_batch")
+    view = BatchView(batch, request.module.__name__.rsplit(".", 1)[-1])
+    for name in selected(request):
+        view.submit(job(name))
+    return view
 
 
 def killed_over_stdio(tmp_path: Path, impl: str, requirement: str) -> SuiteRun:

@@ -37,6 +37,7 @@ from typing import Any, Protocol, TypeVar
 import pytest
 
 from capconf.conformance import plugin as capconf_plugin
+from capconf.conformance import protocol
 from capconf.conformance.versions import versions
 
 
@@ -54,13 +55,14 @@ class Job:
     timeout: float  # seconds before the job is killed
     rest: int = 0  # this many cases of other requirements run first (``rest_sample``)
     rest_excludes: tuple[str, ...] = ()  # requirements the rest sample leaves out too
+    seed: str = ""  # what draws the rest sample (``sample_rest``); the name when empty
 
     @classmethod
     def from_json(cls, data: dict[str, Any], timeout: float) -> Job:
         return cls(str(data["name"]), str(data["impl"]), tuple(data["requirements"]),
                    tuple(data["cases"]), tuple(data["first"]), bool(data["first_failure"]),
                    str(data["workdir"]), timeout, int(data.get("rest", 0)),
-                   tuple(data.get("rest_excludes", ())))
+                   tuple(data.get("rest_excludes", ())), str(data.get("seed", "")))
 
     @property
     def output_file(self) -> Path:
@@ -112,13 +114,15 @@ def _warm_caches(session: pytest.Session) -> None:
     """Fill, once, the caches every child would otherwise fill for itself: the
     module-by-file table ``inspect.getmodule`` rebuilds from every loaded module and the
     source lines of the suite's files (a failure report reads both), each item's case
-    and requirement IDs and groups, and the versions a report's header names."""
+    and requirement IDs and groups, the versions a report's header names, and the
+    protocol's compiled schemas."""
     inspect.getmodule(_warm_caches.__code__, __file__)
     for path in {str(item.path) for item in session.items}:
         linecache.getlines(path)
     for item in session.items:
         capconf_plugin.case_groups(item)  # reads (and keeps) its case and requirement IDs
     versions()
+    protocol.prepare()
     warm_hypothesis()
 
 
@@ -244,7 +248,8 @@ def _run_job(session: pytest.Session, job: Job) -> int:
     items. The capconf plugin's own hooks are called again with the job's options, so
     its report and its ``--req`` selection are exactly those of a fresh run."""
     config = session.config
-    rest = rest_sample(session.items, job.requirements, job.rest_excludes, job.rest, job.name)
+    rest = rest_sample(session.items, job.requirements, job.rest_excludes, job.rest,
+                       job.seed or job.name)
     config.option.impl = job.impl
     config.option.req = list(job.requirements)
     config.option.report = str(Path(job.workdir, "report.jsonl"))

@@ -8,7 +8,8 @@ survived are listed here with the requirement whose cases now catch each, so a w
 case shows up as a surviving bug again. The variants that had failed (extra keys in
 nested results, lists whose order the spec leaves free) must pass the cases they broke.
 
-The runs share one collection of the suite (``suite_runner.SuiteBatch``) and serve the
+The runs share the session's one collection of the suite (``suite_runner.SuiteBatch``,
+with the mutants and the other testers' tiers) and serve the
 proxy in-process (``eyes_inprocess``); one test runs the script itself over stdio.
 """
 
@@ -16,12 +17,11 @@ from __future__ import annotations
 
 import shlex
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import eyes_inprocess
 import pytest
-from suite_runner import FAILING, SuiteBatch, SuiteJob, batch_of_selected, killed_over_stdio
+from suite_runner import FAILING, BatchView, SuiteJob, batch_of_selected, killed_over_stdio
 
 PROXY = Path(__file__).resolve().parent.parent / "fake_impls" / "eyes2" / "proxy.py"
 
@@ -76,15 +76,13 @@ def job(name: str) -> SuiteJob:
 
 
 @pytest.fixture(scope="module")
-def runs(request: pytest.FixtureRequest,
-         tmp_path_factory: pytest.TempPathFactory) -> Iterator[SuiteBatch]:
-    yield from batch_of_selected(request, tmp_path_factory, job,
-                                 warm=["eyes_inprocess:load:eyes2"], timeout=600)
+def runs(request: pytest.FixtureRequest) -> BatchView:
+    return batch_of_selected(request, job)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BUGS))
-def test_the_second_testers_survivor_is_now_killed(runs: SuiteBatch, name: str) -> None:
+def test_the_second_testers_survivor_is_now_killed(runs: BatchView, name: str) -> None:
     run = runs.result(name)
     assert run.cases, run.output[-2000:]
     failing = sorted(cid for cid, c in run.cases.items() if c["outcome"] in FAILING)
@@ -93,7 +91,7 @@ def test_the_second_testers_survivor_is_now_killed(runs: SuiteBatch, name: str) 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(VARIANTS))
-def test_a_correct_runtime_with_extra_keys_or_free_order_passes(runs: SuiteBatch,
+def test_a_correct_runtime_with_extra_keys_or_free_order_passes(runs: BatchView,
                                                                 name: str) -> None:
     run = runs.result(name)
     assert run.cases, run.output[-2000:]

@@ -7,7 +7,8 @@ here (so a weakened case shows up as a surviving bug again). Each variant must p
 escaping, its extra envelope key or its null parent is allowed, and a group it lacks
 makes the cases that use that group *not implemented*, never failed or errored.
 
-The runs share one collection of the suite (``suite_runner.SuiteBatch``) and serve the
+The runs share the session's one collection of the suite (``suite_runner.SuiteBatch``,
+with the mutants and the other testers' tiers) and serve the
 proxy in-process (``eyes_inprocess``); one test runs the script itself over stdio.
 """
 
@@ -15,12 +16,11 @@ from __future__ import annotations
 
 import shlex
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import eyes_inprocess
 import pytest
-from suite_runner import SuiteBatch, SuiteJob, batch_of_selected, killed_over_stdio
+from suite_runner import BatchView, SuiteJob, batch_of_selected, killed_over_stdio
 
 PROXY = Path(__file__).resolve().parent.parent / "fake_impls" / "eyes3" / "proxy.py"
 FAILING = {"failed", "errored", "crashed", "timed out"}
@@ -62,15 +62,13 @@ def job(name: str) -> SuiteJob:
 
 
 @pytest.fixture(scope="module")
-def runs(request: pytest.FixtureRequest,
-         tmp_path_factory: pytest.TempPathFactory) -> Iterator[SuiteBatch]:
-    yield from batch_of_selected(request, tmp_path_factory, job,
-                                 warm=["eyes_inprocess:load:eyes3"], timeout=600)
+def runs(request: pytest.FixtureRequest) -> BatchView:
+    return batch_of_selected(request, job)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BUGS))
-def test_the_third_rounds_wrong_runtime_is_killed_by_its_case(runs: SuiteBatch,
+def test_the_third_rounds_wrong_runtime_is_killed_by_its_case(runs: BatchView,
                                                               name: str) -> None:
     run = runs.result(name)
     requirement, case = BUGS[name]
@@ -82,7 +80,7 @@ def test_the_third_rounds_wrong_runtime_is_killed_by_its_case(runs: SuiteBatch,
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(VARIANTS))
-def test_a_correct_variant_passes_or_is_not_implemented(runs: SuiteBatch,
+def test_a_correct_variant_passes_or_is_not_implemented(runs: BatchView,
                                                         name: str) -> None:
     run = runs.result(name)
     _, unserved = VARIANTS[name]

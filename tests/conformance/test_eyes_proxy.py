@@ -8,7 +8,8 @@ every bug here must fail at least one case of its requirement (these are the bug
 survived the suite before issue 10, plus the issue's own classes); every variant must
 pass every behaviour case it is run on.
 
-The runs share one collection of the suite (``suite_runner.SuiteBatch``) and serve the
+The runs share the session's one collection of the suite (``suite_runner.SuiteBatch``,
+with the mutants and the other testers' tiers) and serve the
 proxy in-process (``eyes_inprocess``); one test runs the script itself over stdio.
 """
 
@@ -16,12 +17,11 @@ from __future__ import annotations
 
 import shlex
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import eyes_inprocess
 import pytest
-from suite_runner import FAILING, SuiteBatch, SuiteJob, batch_of_selected, killed_over_stdio
+from suite_runner import FAILING, BatchView, SuiteJob, batch_of_selected, killed_over_stdio
 
 PROXY = Path(__file__).resolve().parent.parent / "fake_impls" / "eyes" / "proxy.py"
 
@@ -55,15 +55,13 @@ def job(name: str) -> SuiteJob:
 
 
 @pytest.fixture(scope="module")
-def runs(request: pytest.FixtureRequest,
-         tmp_path_factory: pytest.TempPathFactory) -> Iterator[SuiteBatch]:
-    yield from batch_of_selected(request, tmp_path_factory, job,
-                                 warm=["eyes_inprocess:load:eyes"], timeout=600)
+def runs(request: pytest.FixtureRequest) -> BatchView:
+    return batch_of_selected(request, job)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BUGS))
-def test_the_outside_testers_bug_is_killed(runs: SuiteBatch, name: str) -> None:
+def test_the_outside_testers_bug_is_killed(runs: BatchView, name: str) -> None:
     run = runs.result(name)
     assert run.cases, run.output[-2000:]
     failing = sorted(cid for cid, c in run.cases.items() if c["outcome"] in FAILING)
@@ -72,7 +70,7 @@ def test_the_outside_testers_bug_is_killed(runs: SuiteBatch, name: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", VARIANTS)
-def test_a_correct_but_different_runtime_passes(runs: SuiteBatch, name: str) -> None:
+def test_a_correct_but_different_runtime_passes(runs: BatchView, name: str) -> None:
     run = runs.result(name)
     assert run.cases, run.output[-2000:]
     assert run.header.get("features") and "reference-text" not in run.header["features"]

@@ -17,11 +17,10 @@ in-process. ``pytest -k NAME`` runs just that mutant.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from suite_runner import FAILING, SuiteBatch, SuiteJob, batch_of_selected, run_suite
+from suite_runner import FAILING, BatchView, SuiteJob, batch_of_selected, run_suite
 
 from mutants import FIRST_KILLS, all_mutants, first_kills, mutant_table, render_first_kills
 
@@ -45,14 +44,13 @@ def job(name: str) -> SuiteJob:
 
 
 @pytest.fixture(scope="module")
-def mutant_runs(request: pytest.FixtureRequest,
-                tmp_path_factory: pytest.TempPathFactory) -> Iterator[SuiteBatch]:
-    yield from batch_of_selected(request, tmp_path_factory, job, warm=["mutants:all_mutants"])
+def mutant_runs(request: pytest.FixtureRequest) -> BatchView:
+    return batch_of_selected(request, job)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(MUTANTS))
-def test_mutant_is_caught(mutant_runs: SuiteBatch, name: str) -> None:
+def test_mutant_is_caught(mutant_runs: BatchView, name: str) -> None:
     bug, caught_by = MUTANTS[name]
     run = mutant_runs.result(name)
     assert run.cases, run.output[-2000:]
@@ -72,7 +70,7 @@ def test_mutant_is_caught(mutant_runs: SuiteBatch, name: str) -> None:
 
 
 @pytest.mark.slow
-def test_the_reference_passes_every_case_that_killed_a_mutant(mutant_runs: SuiteBatch) -> None:
+def test_the_reference_passes_every_case_that_killed_a_mutant(mutant_runs: BatchView) -> None:
     """The control: the same batch, harness and cases with the unbroken reference. A kill
     that the reference shares is the harness failing, not the check."""
     names = [name for name in sorted(MUTANTS) if name in mutant_runs.names]
