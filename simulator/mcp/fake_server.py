@@ -38,6 +38,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -65,11 +66,13 @@ the MCP lifecycle prescribes, and the client decides whether it can live with it
 
 LATEST_PROTOCOL_VERSION = HANDSHAKE_PROTOCOL_VERSIONS[-1]
 
-# Imported dynamically so type checking does not depend on jsonschema's stub package.
-_jsonschema: Any = importlib.import_module("jsonschema")
-Draft202012Validator: Any = _jsonschema.Draft202012Validator
-SchemaError: Any = _jsonschema.SchemaError
-best_match: Any = _jsonschema.exceptions.best_match
+
+@cache
+def _jsonschema() -> Any:
+    """jsonschema, imported on first use (a config's schemas, a call's arguments): a
+    ``capconf driver`` whose world has no MCP server never pays its ~40 ms import.
+    Imported dynamically so type checking does not depend on jsonschema's stub package."""
+    return importlib.import_module("jsonschema")
 
 FAULT_EXIT_STATUS = 70
 """Exit status of a ``die`` fault, so a test can tell it from a crash."""
@@ -193,8 +196,8 @@ def _parse_tool(obj: object, path: tuple[PathItem, ...]) -> FakeTool:
     if not isinstance(schema, dict):
         raise _fail((*path, "inputSchema"), "inputSchema must be a JSON object")
     try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
+        _jsonschema().Draft202012Validator.check_schema(schema)
+    except _jsonschema().SchemaError as exc:
         raise _fail(
             (*path, "inputSchema"), f"inputSchema is not a JSON Schema: {exc.message}"
         ) from None
@@ -334,7 +337,8 @@ class FakeServer:
         arguments = params.get("arguments", {})
         if not isinstance(arguments, dict):
             return _error(rid, INVALID_PARAMS, '"arguments" must be an object'), None
-        problem = best_match(Draft202012Validator(tool.input_schema).iter_errors(arguments))
+        validator = _jsonschema().Draft202012Validator(tool.input_schema)
+        problem = _jsonschema().exceptions.best_match(validator.iter_errors(arguments))
         if problem is not None:
             # Since MCP 2025-11-25 input validation failures are tool errors the model
             # can correct, not protocol errors.
