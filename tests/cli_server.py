@@ -158,6 +158,9 @@ def fork(job: CliJob, warmed: frozenset[str]) -> int:
         with contextlib.suppress(Exception):
             sys.stdout.flush()
             sys.stderr.flush()
+        from suite_server import end_zygote
+
+        end_zygote()
         os._exit(code)
 
 

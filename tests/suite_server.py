@@ -240,7 +240,18 @@ def _fork(session: pytest.Session, job: Job) -> int:
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
+        end_zygote()
         os._exit(code)
+
+
+def end_zygote() -> None:
+    """A forked child ends with ``os._exit``, which runs no ``atexit``: end the workflow
+    zygote it may have started (``capconf.simulator.flow.zygote``) first, so that the
+    zygote's CPU and its workers' reach this child's own (the job's CPU, as reported)."""
+    module = sys.modules.get("capconf.simulator.flow.zygote")
+    if module is not None:
+        with contextlib.suppress(Exception):
+            module.ZYGOTE.close()
 
 
 def _run_job(session: pytest.Session, job: Job) -> int:

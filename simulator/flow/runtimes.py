@@ -6,9 +6,10 @@ refuses (``spawn``/``wait``/``emit``), or the end.
 
 Two runtimes share the message vocabulary of :mod:`worker` and nothing else:
 
-- ``process``: a ``python -I`` process with an empty environment running the checked
-  script (rewritten to call the meter) with ``exec`` and a line tracer, over JSON Lines
-  on stdin/stdout, under OS limits (address space, CPU seconds);
+- ``process``: a ``python -I`` process with an empty environment (forked from a warm
+  one, :mod:`zygote`) running the checked script (rewritten to call the meter) with
+  ``exec`` and a line tracer, over JSON Lines on stdin/stdout, under OS limits (address
+  space, CPU seconds);
 - ``thread``: a worker thread running :mod:`interpreter` (a hand-written evaluator of the
   same subset) over two in-memory queues.
 
@@ -30,7 +31,7 @@ from dataclasses import asdict, dataclass
 from typing import IO, Any, Protocol
 
 from capconf.simulator.flow import bounds as _bounds
-from capconf.simulator.flow import interpreter
+from capconf.simulator.flow import interpreter, zygote
 from capconf.simulator.flow.bounds import Bounds
 from capconf.simulator.flow.meter import Meter
 
@@ -76,18 +77,29 @@ class _Deadline:
 
 @dataclass(frozen=True)
 class ProcessRuntime:
+    """``forked``: the worker is forked from the host's warm zygote (:mod:`zygote`),
+    the same process a fresh ``python -I`` worker would be at a fraction of its start-up;
+    without it, or when the zygote cannot serve, a fresh interpreter."""
+
     name: str = "process"
     given: Bounds | None = None
+    forked: bool = True
 
     @property
     def bounds(self) -> Bounds:
         return self.given or _bounds.BOUNDS
 
-    def execute(self, script: str, serve: Serve) -> dict[str, Any]:
-        proc = subprocess.Popen(
+    def _start(self) -> subprocess.Popen[str] | zygote.Worker:
+        if self.forked:
+            with contextlib.suppress(zygote.ZygoteGone, OSError):
+                return zygote.ZYGOTE.spawn()
+        return subprocess.Popen(
             [sys.executable, "-I", "-m", "capconf.simulator.flow.worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8",
             env={}, close_fds=True)
+
+    def execute(self, script: str, serve: Serve) -> dict[str, Any]:
+        proc = self._start()
         stdin, stdout = proc.stdin, proc.stdout
         assert stdin is not None and stdout is not None
         lines: queue.Queue[str] = queue.Queue()
