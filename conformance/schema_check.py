@@ -206,22 +206,21 @@ class _Compiler:
         named = {key: self.node(sub, resolver, _pointer(where, "properties", key))
                  for key, sub in properties.items()}
         checked = [(key, check) for key, check in named.items() if check is not _always]
-        needed = tuple(dict.fromkeys(required))
+        needed = frozenset(required)
         missing = object()
 
         if "additionalProperties" not in schema or schema["additionalProperties"] is True:
-            def closed_over_properties(value: Any) -> bool:
+            def open_object(value: Any) -> bool:
                 if not isinstance(value, dict):
                     return True
-                for key in needed:
-                    if key not in value:
-                        return False
+                if not needed <= value.keys():
+                    return False
                 for key, check in checked:
                     item = value.get(key, missing)
                     if item is not missing and not check(item):
                         return False
                 return True
-            return closed_over_properties
+            return open_object
 
         # every key not in `properties` is checked against additionalProperties
         extra = self.node(schema["additionalProperties"], resolver,
@@ -230,9 +229,8 @@ class _Compiler:
         def with_additional(value: Any) -> bool:
             if not isinstance(value, dict):
                 return True
-            for key in needed:
-                if key not in value:
-                    return False
+            if not needed <= value.keys():
+                return False
             for key, item in value.items():
                 check = named.get(key, extra)
                 if check is not _always and not check(item):
