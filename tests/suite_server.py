@@ -246,9 +246,9 @@ def _fork(session: pytest.Session, job: Job) -> int:
 
 def end_zygote() -> None:
     """A forked child ends with ``os._exit``, which runs no ``atexit``: end the workflow
-    zygote it may have started (``capconf.simulator.flow.zygote``) first, so that the
+    zygote it may have started (``capconf.simulator.core.zygote``) first, so that the
     zygote's CPU and its workers' reach this child's own (the job's CPU, as reported)."""
-    module = sys.modules.get("capconf.simulator.flow.zygote")
+    module = sys.modules.get("capconf.simulator.core.zygote")
     if module is not None:
         with contextlib.suppress(Exception):
             module.ZYGOTE.close()

@@ -49,5 +49,9 @@ def serve(stdin: TextIO, stdout: TextIO) -> None:
         stdout.flush()
 
 
-if __name__ == "__main__":
+def main() -> None:
     serve(sys.stdin, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

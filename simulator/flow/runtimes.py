@@ -30,8 +30,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import IO, Any, Protocol
 
+from capconf.simulator.core import zygote
 from capconf.simulator.flow import bounds as _bounds
-from capconf.simulator.flow import interpreter, zygote
+from capconf.simulator.flow import interpreter
 from capconf.simulator.flow.bounds import Bounds
 from capconf.simulator.flow.meter import Meter
 
@@ -75,6 +76,9 @@ class _Deadline:
         self.remaining -= time.monotonic() - self.since
 
 
+WORKER = "capconf.simulator.flow.worker"
+
+
 @dataclass(frozen=True)
 class ProcessRuntime:
     """``forked``: the worker is forked from the host's warm zygote (:mod:`zygote`),
@@ -92,9 +96,9 @@ class ProcessRuntime:
     def _start(self) -> subprocess.Popen[str] | zygote.Worker:
         if self.forked:
             with contextlib.suppress(zygote.ZygoteGone, OSError):
-                return zygote.ZYGOTE.spawn()
+                return zygote.ZYGOTE.spawn(WORKER)
         return subprocess.Popen(
-            [sys.executable, "-I", "-m", "capconf.simulator.flow.worker"],
+            [sys.executable, "-I", "-m", WORKER],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8",
             env={}, close_fds=True)
 

@@ -7,14 +7,19 @@ from __future__ import annotations
 import io
 import json
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import pytest
 from delegation_support import LEAD, WRITER, Driver, agent_type, tree_scenario
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from capconf.conformance.cases import default_world
-from capconf.simulator.delegation.host import ChildHost
+from capconf.simulator.core import zygote
+from capconf.simulator.delegation.channel import WorkerChannel
+from capconf.simulator.delegation.host import ChildHost, HostError
 from capconf.simulator.delegation.lineage import effective_depth
 from capconf.simulator.delegation.worker import serve
 
@@ -93,3 +98,52 @@ def test_the_agent_loop_has_no_delegation_branch() -> None:
     text = core.read_text(encoding="utf-8").lower()
     assert not any(word in text for word in ("depth", "fork", "implementer", "lineage"))
     assert LEAD and WRITER
+
+
+def _through(channel: Any) -> list[Any]:
+    """The worker script above through a host (a real channel, or the in-process one):
+    each answer, or the refusal's code."""
+    answers: list[Any] = []
+    calls: list[Callable[[], Any]] = [
+        lambda: channel.start("c", [{"kind": "task", "text": "t"}]),
+        lambda: channel.progress("c", "p"),
+        lambda: channel.stop("c"),
+        lambda: channel.follow_up("c", "again"),
+        lambda: channel.stop("c"),
+        lambda: channel.context("c"),
+    ]
+    for call in calls:
+        try:
+            answers.append(call())
+        except HostError as exc:
+            answers.append(exc.code)
+    return answers
+
+
+def test_a_forked_worker_answers_as_a_fresh_one_and_is_reaped_on_close() -> None:
+    """DELEG-06: the worker forked from the zygote is the fresh ``python -I`` worker."""
+    forked, fresh = WorkerChannel(), WorkerChannel(forked=False)
+    try:
+        assert _through(forked) == _through(fresh) == _through(ChildHost())
+        worker = forked._proc
+        assert isinstance(worker, zygote.Worker)
+        assert Path(f"/proc/{worker.pid}/environ").read_bytes() == b""
+    finally:
+        forked.close()
+        fresh.close()
+    assert worker.waited and not Path(f"/proc/{worker.pid}").exists()
+    worker.wait()  # a second wait (the channel's finalizer) is harmless
+    worker.kill()
+
+
+def test_the_zygote_runs_only_simulator_workers() -> None:
+    with pytest.raises(zygote.ZygoteGone, match="error"):
+        zygote.ZYGOTE.spawn("os")
+    with pytest.raises(zygote.ZygoteGone, match="error"):
+        zygote.ZYGOTE.spawn("capconf.simulator.nosuch.worker")
+    channel = WorkerChannel()  # and it serves on
+    try:
+        assert _through(channel) == _through(ChildHost())
+        assert isinstance(channel._proc, zygote.Worker)
+    finally:
+        channel.close()

@@ -1,4 +1,4 @@
-"""The process runtime's warm parent (``simulator/flow/zygote.py``): a worker forked from it
+"""The process runtime's warm parent (``simulator/core/zygote.py``): a worker forked from it
 is the process a fresh ``python -I`` worker was (same answers, no inherited descriptor or
 environment), its pid stays its own until the host has waited for it, and a host that
 forks, or whose zygote dies, still gets workers."""
@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from capconf.simulator.flow import zygote
+from capconf.simulator.core import zygote
 from capconf.simulator.flow.bounds import Bounds
+from capconf.simulator.flow.runtimes import WORKER as FLOW_WORKER
 from capconf.simulator.flow.runtimes import ProcessRuntime
 
 SCRIPTS = {
@@ -59,7 +60,7 @@ def _state(pid: int) -> str | None:
 
 
 def test_a_worker_holds_only_its_three_descriptors_and_no_environment() -> None:
-    worker = zygote.ZYGOTE.spawn()
+    worker = zygote.ZYGOTE.spawn(FLOW_WORKER)
     try:
         # once it asks for its first `wait`, the worker is running its script
         worker.stdin.write(json.dumps({"script": "h = spawn('a', 'b')\nwait(h)\n"}) + "\n")
@@ -77,7 +78,7 @@ def test_a_worker_holds_only_its_three_descriptors_and_no_environment() -> None:
 def test_an_exited_worker_keeps_its_pid_until_the_host_has_waited() -> None:
     """Until ``wait``, the zygote does not reap it: the pid the host signals through its
     pidfd cannot have been given to another process."""
-    worker = zygote.ZYGOTE.spawn()
+    worker = zygote.ZYGOTE.spawn(FLOW_WORKER)
     worker.stdin.close()  # the worker reads end of input and exits
     select.select([worker.pidfd], [], [], 10)
     assert worker.poll() == 0

@@ -1,29 +1,34 @@
-"""A warm parent for the process runtime's workers: each script still runs in a process of
-its own, forked from a ``python -I`` process that has already imported the worker.
+"""A warm parent for the simulator's worker processes: each worker still runs in a process
+of its own, forked from a ``python -I`` process that has already imported its module.
 
 A fresh ``python -I -m capconf.simulator.flow.worker`` costs ~40 ms of CPU before it reads
-its script (the interpreter, ``site``, the worker's imports), more than most scripts take:
-a whole conformance run starts ~60 of them, the project's tests ~175. The zygote pays
-that once per host process; a worker then costs a fork.
+its script (the interpreter, ``site``, the worker's imports), more than most scripts take;
+the delegation worker is the same. A whole conformance run starts ~60 workflow workers and
+a few delegation workers, the project's tests ~175 and ~75. The zygote pays the start-up
+once per host process; a worker then costs a fork.
 
-What a worker sees is what a fresh one saw: an empty environment, ``-I``, the host's
-pipes as its stdin and stdout and the host's current stderr (the three descriptors are
-passed with each spawn, ``SCM_RIGHTS``), no other descriptor, default signal handlers,
-and its own OS limits (the worker sets them on its first message, as before).
+What a worker sees is what a fresh ``python -I`` one saw: an empty environment, ``-I``, the
+host's pipes as its stdin and stdout and the host's current stderr (the three descriptors
+are passed with each spawn, ``SCM_RIGHTS``), no other descriptor, default signal
+handlers. Its module is imported in the zygote on its first spawn, and its ``main()``
+runs in the child.
 
 Control protocol (a Unix stream socket, the zygote's stdin), one request and one answer
-at a time: ``spawn`` with three descriptors, answered ``PID``; ``reap PID``, answered
-``ok`` once that child has been waited for. The zygote reaps only when told: until
-then an exited child stays a zombie, so its pid cannot be reused while the host still
-holds it, and the host signals it through a pidfd opened on that very process
-(``Worker``). The zygote ends when the socket closes (its host exited or closed it).
+at a time: ``spawn MODULE`` with three descriptors, answered ``PID`` (or ``error``: a
+module that is not a simulator worker, or that failed to import); ``reap PID``, answered
+``ok`` once that child has been waited for. The zygote reaps only when told: until then
+an exited child stays a zombie, so its pid cannot be reused while the host still holds
+it, and the host signals it through a pidfd opened on that very process (``Worker``).
+The zygote ends when the socket closes (its host exited or closed it).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib
 import os
+import re
 import select
 import signal
 import socket
@@ -35,13 +40,30 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO
 
-_MAX_LINE = 64
+_MAX_LINE = 128
+# a module the zygote will import and run: a worker of one of the simulator's areas
+_WORKER_MODULE = re.compile(r"capconf\.simulator\.[a-z_]+\.worker")
+
+
+def _entry(module: str, entries: dict[str, Callable[[], None]]) -> Callable[[], None] | None:
+    """The ``main`` of a worker module, imported on its first spawn (in the zygote, so
+    every later fork finds it loaded); None for anything else."""
+    if module not in entries:
+        if not _WORKER_MODULE.fullmatch(module):
+            return None
+        try:
+            main = getattr(importlib.import_module(module), "main", None)
+        except Exception:  # the host falls back to a fresh interpreter
+            return None
+        if not callable(main):
+            return None
+        entries[module] = main
+    return entries[module]
 
 
 def serve(control: socket.socket) -> None:
     """The zygote's loop (in the zygote process)."""
-    from capconf.simulator.flow import worker  # imported once, before any fork
-
+    entries: dict[str, Callable[[], None]] = {}
     while True:
         message, fds, _, _ = socket.recv_fds(control, _MAX_LINE, 3)
         if not message:  # the host is done: reap what has ended (its CPU counts upward)
@@ -56,14 +78,16 @@ def serve(control: socket.socket) -> None:
                 os.waitpid(int(message.split()[1]), 0)
             control.sendall(b"ok\n")
             continue
-        if message != b"spawn\n" or len(fds) != 3:
+        verb, _, module = message.decode("ascii", "replace").rstrip("\n").partition(" ")
+        main = _entry(module, entries) if verb == "spawn" and len(fds) == 3 else None
+        if main is None:
             for fd in fds:
                 os.close(fd)
             control.sendall(b"error\n")
             continue
         pid = os.fork()
         if pid == 0:
-            _child(fds, worker.main)
+            _child(fds, main)
         for fd in fds:
             os.close(fd)
         control.sendall(f"{pid}\n".encode())
@@ -95,24 +119,36 @@ def _child(fds: list[int], main: Callable[[], None]) -> None:
 @dataclass
 class Worker:
     """A forked worker as the runtime uses a ``Popen``: its pipes, ``poll``, ``kill`` and
-    ``wait``; signals go through a pidfd of that process, never a bare pid."""
+    ``wait``; signals go through a pidfd of that process, never a bare pid. Once waited
+    for, its pidfd is closed and its pid reaped: a second ``wait`` returns at once, and
+    ``kill`` does nothing (that descriptor number may belong to something else by then)."""
 
     pid: int
     pidfd: int
     stdin: IO[str]
     stdout: IO[str]
     zygote: Zygote
+    waited: bool = False
 
     def poll(self) -> int | None:
+        if self.waited:
+            return 0
         ready, _, _ = select.select([self.pidfd], [], [], 0)
         return 0 if ready else None
 
     def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+        if not self.waited:
+            with contextlib.suppress(ProcessLookupError):
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
 
-    def wait(self) -> None:
-        select.select([self.pidfd], [], [])
+    def wait(self, timeout: float | None = None) -> None:
+        """As ``Popen.wait``: ``subprocess.TimeoutExpired`` if it has not ended in time."""
+        if self.waited:
+            return
+        ready, _, _ = select.select([self.pidfd], [], [], timeout)
+        if not ready:
+            raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout or 0)
+        self.waited = True
         os.close(self.pidfd)
         self.zygote.reap(self.pid)
 
@@ -141,7 +177,7 @@ class Zygote:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-I", "-m", "capconf.simulator.flow.zygote"],
+                [sys.executable, "-I", "-m", "capconf.simulator.core.zygote"],
                 stdin=theirs.fileno(), stdout=subprocess.DEVNULL, env={}, close_fds=True)
         except OSError as exc:
             ours.close()
@@ -187,16 +223,18 @@ class Zygote:
                     self._proc.wait()
         self._control, self._proc = None, None
 
-    def spawn(self) -> Worker:
-        """A new worker, its stdin and stdout piped to this process."""
+    def spawn(self, module: str) -> Worker:
+        """A new worker running ``module``'s ``main()``, its stdin and stdout piped to
+        this process."""
+        request = f"spawn {module}\n".encode()
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
         try:
             with self._lock:
                 try:
-                    answer = self._ask(b"spawn\n", [to_worker_r, from_worker_w, 2])
+                    answer = self._ask(request, [to_worker_r, from_worker_w, 2])
                 except ZygoteGone:  # it died (killed, say): once more, with a new one
-                    answer = self._ask(b"spawn\n", [to_worker_r, from_worker_w, 2])
+                    answer = self._ask(request, [to_worker_r, from_worker_w, 2])
                 if not answer.strip().isdigit():
                     raise ZygoteGone(f"the zygote answered {answer!r}")
                 pid = int(answer)
