@@ -8,7 +8,6 @@ is a located diagnostic.
 
 from __future__ import annotations
 
-import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -38,8 +37,8 @@ def _declared_tools(path: Path) -> list[str]:
     return []
 
 
-def test_every_corpus_file_parses_with_located_diagnostics() -> None:
-    world = parse_world({"workspace": tempfile.mkdtemp(prefix="capconf-corpus-")})
+def test_every_corpus_file_parses_with_located_diagnostics(tmp_path: Path) -> None:
+    world = parse_world({"workspace": str(tmp_path)})
     stats: Counter[str] = Counter()
     for path in FILES:
         view = compile_agent(path.read_bytes(), world, Mode.PARSE, filename=path.name)
@@ -69,8 +68,8 @@ def test_every_corpus_file_parses_with_located_diagnostics() -> None:
     assert stats["broken-front-matter"] >= 1
 
 
-def test_webfetch_spellings_in_the_corpus_resolve_to_webfetch() -> None:
-    world = parse_world({"workspace": tempfile.mkdtemp(prefix="capconf-corpus-")})
+def test_webfetch_spellings_in_the_corpus_resolve_to_webfetch(tmp_path: Path) -> None:
+    world = parse_world({"workspace": str(tmp_path)})
     seen = 0
     for path in FILES:
         if "WebFetch" not in _declared_tools(path):

@@ -7,7 +7,7 @@ transport uses, with the temporary workspace path replaced by `/WORKSPACE`.
 from __future__ import annotations
 
 import json
-import tempfile
+from pathlib import Path
 from typing import Any
 
 from capconf.conformance.reference import make_dispatcher
@@ -23,8 +23,8 @@ Answer from the handbook; cite path:line.
 """
 
 
-def test_transcript(golden: Any) -> None:
-    workspace = tempfile.mkdtemp(prefix="capconf-transcript-")
+def test_transcript(golden: Any, tmp_path: Path) -> None:
+    workspace = str(tmp_path)
     with open(f"{workspace}/guide.md", "w", encoding="utf-8") as handle:
         handle.write("# Guide\nRefunds take 30 days.\n")
     requests: list[dict[str, Any]] = [
