@@ -35,12 +35,15 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
     shutil.copytree(REPO, source, symlinks=True, ignore=shutil.ignore_patterns(
         ".git", ".venv", ".tox", "build", "dist", "*.egg-info", "__pycache__", "golden",
         "tests", ".*_cache", ".hypothesis", "node_modules"))
+    # the build backend itself, as pip's `wheel --no-build-isolation` would call it (the
+    # same setuptools, without pip's own start-up)
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(out), str(source)], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    [built] = list(out.glob("capconf-*.whl"))
-    return zipfile.ZipFile(built)
+        [sys.executable, "-c", "import sys; from setuptools import build_meta as b; "
+         "print(b.build_wheel(sys.argv[1]))", str(out)],
+        cwd=source, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    name = proc.stdout.strip().splitlines()[-1]
+    return zipfile.ZipFile(out / name)
 
 
 def test_the_wheel_installs_exactly_one_top_level_name(wheel: zipfile.ZipFile) -> None:
