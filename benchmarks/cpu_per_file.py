@@ -1,4 +1,5 @@
-"""A pytest plugin for ``benchmarks/tiers.py --files``: CPU seconds per test file.
+"""A pytest plugin for ``benchmarks/tiers.py --files``: CPU seconds per test file, and per
+test (``--tests``).
 
 ``pytest --durations`` reports wall time, which on a shared machine measures the
 neighbours. This plugin charges each test file with the CPU seconds (user + sys of the
@@ -23,6 +24,7 @@ import pytest
 
 _spent: dict[str, float] = defaultdict(float)
 _tests: dict[str, int] = defaultdict(int)
+_per_test: dict[str, float] = {}
 
 
 def _cpu() -> float:
@@ -49,7 +51,9 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, None, None]:
     before = _cpu()
     yield
     path = item.nodeid.split("::", 1)[0]
-    _spent[path] += _cpu() - before
+    spent = _cpu() - before
+    _spent[path] += spent
+    _per_test[item.nodeid] = spent
     _tests[path] += 1
 
 
@@ -57,7 +61,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     target = os.environ.get("CAPCONF_CPU_PER_FILE")
     if not target:
         return
-    rows = {path: {"cpu": round(cpu, 3), "tests": _tests.get(path, 0)}
-            for path, cpu in _spent.items()}
+    rows: dict[str, object] = {path: {"cpu": round(cpu, 3), "tests": _tests.get(path, 0)}
+                               for path, cpu in _spent.items()}
+    rows["<tests>"] = {nodeid: round(cpu, 3) for nodeid, cpu in _per_test.items()}
     with open(target, "w", encoding="utf-8") as out:
         json.dump(rows, out, indent=1, sort_keys=True)

@@ -1,7 +1,7 @@
 """What the project's own test command costs, tier by tier (issue 18).
 
     python benchmarks/tiers.py [--repo DIR] [--baseline DIR] [--only TIER ...] [--no-whole]
-                               [--files N]
+                               [--files N] [--tests N]
 
 Runs each tier of the README's test command (`pytest` from the repository root) in its own
 child process, then the whole command, and prints for each the CPU seconds (user + sys of
@@ -12,8 +12,8 @@ shared, so wall time says more about the neighbours than about the tests.
 
 The whole command runs with the ``cpu_per_file`` plugin (this folder), and the N test
 files that cost the most CPU seconds in it are listed after the tiers (``--files``, 25 by
-default): the place to look for the next cut. ``--only`` with no names measures the
-whole command alone.
+default): the place to look for the next cut; ``--tests N`` lists the N costliest single
+tests too. ``--only`` with no names measures the whole command alone.
 
 `--repo` measures another checkout with its own `.venv`. `--baseline DIR` measures the
 whole command of a second checkout (its own `.venv`: an older commit, say) in the same
@@ -112,6 +112,17 @@ def _row(m: Measured, whole: Measured | None) -> str:
     return f"{m.tier.name:28} {m.cpu:8.1f} {m.wall:8.1f} {share}  {counts}{status}"
 
 
+def _print_tests(per_test: dict[str, float], whole: Measured, count: int) -> None:
+    ranked = sorted(per_test.items(), key=lambda kv: -kv[1])
+    print(f"\nthe {count} costliest tests in the whole command (CPU s, share; a module or "
+          "session fixture is charged to the first test that asked for it):")
+    for nodeid, cpu in ranked[:count]:
+        share = f"{cpu / whole.cpu:6.1%}" if whole.cpu else "     -"
+        print(f"  {nodeid[:90]:90} {cpu:7.2f} {share}")
+    rest = sum(cpu for _, cpu in ranked[count:])
+    print(f"  {'(the other ' + str(max(0, len(ranked) - count)) + ' tests)':90} {rest:7.1f}")
+
+
 def _print_files(rows: dict[str, dict[str, float]], whole: Measured, count: int) -> None:
     ranked = sorted(rows.items(), key=lambda kv: -kv[1]["cpu"])
     print(f"\nthe {count} costliest test files in the whole command (CPU s, tests, share):")
@@ -130,6 +141,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="skip the whole command (the tiers only)")
     parser.add_argument("--files", type=int, default=25,
                         help="how many of the costliest test files to list (whole command)")
+    parser.add_argument("--tests", type=int, default=0,
+                        help="how many of the costliest single tests to list (whole command)")
     parser.add_argument("--baseline", type=Path, default=None,
                         help="a second checkout whose whole command is measured in the same run")
     ns = parser.parse_args(argv)
@@ -152,7 +165,11 @@ def main(argv: list[str] | None = None) -> int:
     whole = measure(repo, python, Tier("whole (`pytest`)", ("-p", "cpu_per_file")), env)
     print(_row(whole, whole))
     if per_file.exists():
-        _print_files(json.loads(per_file.read_text()), whole, ns.files)
+        rows = json.loads(per_file.read_text())
+        per_test = rows.pop("<tests>", {})
+        _print_files(rows, whole, ns.files)
+        if ns.tests:
+            _print_tests(per_test, whole, ns.tests)
         per_file.unlink()
     print("\nshare of the whole command's CPU, measured in the same run:")
     for m in results:
