@@ -169,6 +169,7 @@ class Zygote:
         """The state of a host that has no zygote yet (and, after a fork, a lock that no
         other thread of the parent may be holding)."""
         self._lock = threading.Lock()
+        self._unreaped: list[int] = []
         self._owner = -1
         self._control: socket.socket | None = None
         self._proc: subprocess.Popen[bytes] | None = None
@@ -222,6 +223,7 @@ class Zygote:
                         self._proc.kill()
                     self._proc.wait()
         self._control, self._proc = None, None
+        self._unreaped.clear()  # an ending zygote reaps every child it has
 
     def spawn(self, module: str) -> Worker:
         """A new worker running ``module``'s ``main()``, its stdin and stdout piped to
@@ -231,6 +233,7 @@ class Zygote:
         from_worker_r, from_worker_w = os.pipe()
         try:
             with self._lock:
+                self._reap_deferred()
                 try:
                     answer = self._ask(request, [to_worker_r, from_worker_w, 2])
                 except ZygoteGone:  # it died (killed, say): once more, with a new one
@@ -253,9 +256,26 @@ class Zygote:
         return Worker(pid, pidfd, stdin, stdout, self)
 
     def reap(self, pid: int) -> None:
-        with self._lock, contextlib.suppress(ZygoteGone):
+        """Let the zygote reap ``pid`` (its host has waited for it). Never waits for the
+        lock: a worker's ``wait`` may run from a finalizer that a garbage collection
+        starts inside ``spawn`` on this very thread, in the middle of its exchange with
+        the zygote. Then, or while another thread holds the lock, the pid is reaped
+        before the next spawn (or with every other child when the zygote ends)."""
+        self._unreaped.append(pid)
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
+            self._reap_deferred()
+        finally:
+            self._lock.release()
+
+    def _reap_deferred(self) -> None:
+        """Send the reaps that are due (under the lock)."""
+        while self._unreaped:
+            pid = self._unreaped.pop()
             if self._control is not None and self._owner == os.getpid():
-                self._ask(f"reap {pid}\n".encode(), [])
+                with contextlib.suppress(ZygoteGone):
+                    self._ask(f"reap {pid}\n".encode(), [])
 
     def close(self) -> None:
         """End this host's zygote, if it started one: at exit (``atexit``), and before a

@@ -9,6 +9,7 @@ import json
 import os
 import select
 import signal
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,33 @@ def test_an_exited_worker_keeps_its_pid_until_the_host_has_waited() -> None:
     worker.wait()
     worker.stdout.close()
     assert _state(pid) is None
+
+
+def test_a_wait_inside_a_spawn_on_the_same_thread_does_not_deadlock() -> None:
+    """A channel's finalizer waits for its worker; a garbage collection can run it on the
+    thread that is in the middle of ``spawn`` (holding the zygote's lock). The wait
+    returns, and the zygote reaps that pid before the next spawn."""
+    worker = zygote.ZYGOTE.spawn(FLOW_WORKER)
+    worker.stdin.close()
+    outcome: list[str] = []
+
+    def waits_while_holding_the_lock() -> None:
+        with zygote.ZYGOTE._lock:  # as spawn holds it
+            worker.wait(timeout=10)
+            outcome.append("returned")
+
+    thread = threading.Thread(target=waits_while_holding_the_lock, daemon=True)
+    thread.start()
+    thread.join(10)
+    deadlocked = thread.is_alive()
+    if deadlocked:  # let the thread go before failing
+        zygote.ZYGOTE._lock.release()
+        thread.join(10)
+    assert not deadlocked and outcome == ["returned"]
+    worker.stdout.close()
+    assert _state(worker.pid) == "Z"  # not reaped yet: the lock was held
+    ProcessRuntime().execute(SCRIPTS["completes"], _serve)  # the next spawn reaps it
+    assert _state(worker.pid) is None
 
 
 def test_a_dead_zygote_is_replaced() -> None:
