@@ -128,6 +128,44 @@ def test_tiers_distinguish_workspace_writable_roots_and_outside(
     assert not (outside / "c.txt").exists() and not (outside / "d.txt").exists()
 
 
+@pytest.mark.case("appr.tier.root-inside-workspace")
+@pytest.mark.req("APPR-01")
+def test_a_writable_root_inside_the_workspace_is_the_workspace(impl: Harness) -> None:
+    """Bug: the writable roots are looked at before the workspace, so a path in a writable
+    root that lies inside the workspace is `inside-writable-root` and auto-within-workspace
+    asks for a write there. APPR-01: a writable root inside the workspace is the
+    workspace."""
+    shared = impl.workspace / "shared"
+    shared.mkdir()
+    standard_world(impl, tier="auto-within-workspace", roots=[str(shared)])
+    agent = spawn(impl, agent_def())
+    written = call(impl, agent, "write", path="shared/a.txt", content="direct")
+    expect((written.get("ok"), written.get("error_code")), (True, None), "APPR-01: a write "
+           "in a writable root inside the workspace is a write inside the workspace, "
+           "allowed under auto-within-workspace")
+    expect_true((shared / "a.txt").read_text() == "direct" and cards(impl) == [],
+                "APPR-01: the write ran without a card", cards(impl))
+
+
+@pytest.mark.case("appr.tier.link-dot-dot-resolved-on-disk")
+@pytest.mark.req("APPR-01")
+def test_dot_dot_after_a_link_is_resolved_as_the_file_system_does(
+        impl: Harness, tmp_path: Path) -> None:
+    """Bug: `..` collapsed lexically before links are resolved, so `link/../x.txt` (with
+    `link` pointing to a directory outside) counts as the workspace's own `x.txt` and runs
+    without a card, although the file system opens the file next to the link's target,
+    outside. APPR-01: the path is resolved the way the file system resolves it."""
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (impl.workspace / "link").symlink_to(outside / "deep")
+    standard_world(impl, tier="auto-within-workspace")
+    agent = spawn(impl, agent_def())
+    result = call(impl, agent, "write", path="link/../x.txt", content="escaped")
+    expect(result.get("error_code"), "APPROVAL-PENDING", "APPR-01: `link/../x.txt` lands "
+           "outside the workspace (next to the link's target), so the write asks")
+    assert not (outside / "x.txt").exists() and not (impl.workspace / "x.txt").exists()
+
+
 WIRING_POLICIES = [("confirm-before-change", "attended"), ("auto-within-workspace", "attended"),
                    ("auto-edit", "attended"), ("auto-edit", "unattended")]
 GATED_TARGETS = {"read": TARGETS, "write": TARGETS, "edit": TARGETS, "bash": TARGETS}
@@ -220,6 +258,25 @@ def test_card_summary_is_rfc8785_canonical_json(impl: Harness) -> None:
     cut = long["error_detail"]["card"]["summary"]
     assert cut == ('{"content":"' + "\u00e9" * 188)[:200] + "..."
     assert len(cut) == 203
+
+
+@pytest.mark.case("appr.card.summary-cut-code-points")
+@pytest.mark.req("APPR-02")
+def test_card_summary_is_cut_after_200_code_points(impl: Harness) -> None:
+    """Bug: the summary cut at 200 UTF-16 code units (a JS `slice`: emoji count twice and
+    a pair can be split), or `...` added to a summary of exactly 200 code points (`>=`
+    instead of `>`). `{"content":"` is 12 code points and `","path":"a.txt"}` 17, so 171
+    emoji make a summary of exactly 200."""
+    standard_world(impl)
+    agent = spawn(impl, agent_def(name="writer"))
+    emoji = "\U0001f600"
+    exact = call(impl, agent, "write", path="a.txt", content=emoji * 171)
+    expect(exact["error_detail"]["card"]["summary"],
+           '{"content":"' + emoji * 171 + '","path":"a.txt"}',
+           "APPR-02: a summary of exactly 200 code points is shown whole, without `...`")
+    over = call(impl, agent, "write", path="b.txt", content=emoji * 300)
+    expect(over["error_detail"]["card"]["summary"], '{"content":"' + emoji * 188 + "...",
+           "APPR-02: a longer summary is cut after 200 code points, then `...`")
 
 
 @pytest.mark.case("appr.unattended.denied-at-once")
@@ -359,11 +416,15 @@ def test_nested_spawns_cards_name_the_real_origin_and_stop_reaches_the_subtree(
 @pytest.mark.case("appr.card.settles-once")
 @pytest.mark.req("APPR-04", "APPR-02")
 def test_a_card_is_settled_once(impl: Harness) -> None:
-    """Bug: a second answer re-runs or flips a settled card."""
+    """Bug: a second answer re-runs or flips a settled card, or the user's denial is not
+    terminal for the attempt (the model retries the very call the user refused)."""
     standard_world(impl)
     agent = spawn(impl, agent_def())
     card = call(impl, agent, "write", path="n", content="1")["error_detail"]["card"]
-    assert decide(impl, card["id"], "deny")["result"]["error_code"] == "APPROVAL-DENIED"
+    denied = decide(impl, card["id"], "deny")["result"]
+    assert denied["error_code"] == "APPROVAL-DENIED", denied
+    expect(denied["terminal_for_attempt"], True, "APPR-04/error table: a call the user "
+           "denied is APPROVAL-DENIED with terminal_for_attempt true (not to be retried)")
     error = impl.driver.request_error("card.decide", {"card": card["id"], "decision": "approve"})
     assert error["code"] == "CARD-ALREADY-SETTLED"
     assert not (impl.workspace / "n").exists()
@@ -498,6 +559,63 @@ def test_link_planted_while_an_edit_waits_does_not_edit_outside(
     (impl.workspace / "a.txt").symlink_to(outside / "a.txt")
     decide(impl, pending["error_detail"]["card"]["id"], "approve")
     assert (outside / "a.txt").read_text() == "one two one\n"
+
+
+@pytest.mark.req("APPR-01")
+@pytest.mark.parametrize("where", cases("appr.link-planted-same-class", [
+    ("write-file", "write-file"), ("write-directory", "write-directory"),
+    ("edit-file", "edit-file"), ("read-outside", "read-outside")]))
+def test_a_link_planted_while_the_card_waits_never_redirects_within_the_class(
+        impl: Harness, tmp_path: Path, where: str) -> None:
+    """Bug: the approved call resolves its path again when it runs and follows a link
+    planted while the card waited, as long as the new target is in the same class (still
+    inside the workspace, or still outside for a read): the user approved one file and
+    another one is written, edited or read. Section 1.1: a change between the check and
+    the act makes the act refuse, never land elsewhere."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    ws = impl.workspace
+    setup(impl)  # confirm-before-change: writes and edits ask, reads outside ask
+    agent = spawn(impl, agent_def(name="racer"))
+    if where == "write-file":
+        (ws / "other.txt").write_text("keep\n")
+        pending = call(impl, agent, "write", path="notes.txt", content="PLANTED")
+    elif where == "write-directory":
+        (ws / "sub").mkdir()
+        (ws / "other").mkdir()
+        pending = call(impl, agent, "write", path="sub/notes.txt", content="PLANTED")
+    elif where == "edit-file":
+        (ws / "notes.txt").write_text("one two\n")
+        (ws / "other.txt").write_text("one two\n")
+        pending = call(impl, agent, "edit", path="notes.txt", old="two", new="PLANTED")
+    else:
+        (outside / "notes.txt").write_text("public\n")
+        (outside / "secret.txt").write_text("SECRET\n")
+        pending = call(impl, agent, "read", path=str(outside / "notes.txt"))
+    assert pending["error_code"] == "APPROVAL-PENDING", pending
+    if where == "write-directory":
+        (ws / "sub").rename(ws / "sub.old")
+        (ws / "sub").symlink_to("other")
+    elif where == "read-outside":
+        (outside / "notes.txt").unlink()
+        (outside / "notes.txt").symlink_to("secret.txt")
+    else:
+        (ws / "notes.txt").unlink(missing_ok=True)
+        (ws / "notes.txt").symlink_to("other.txt")
+    outcome = decide(impl, pending["error_detail"]["card"]["id"], "approve")["result"]
+    if where == "read-outside":
+        expect_true("SECRET" not in str(outcome), "section 1.1: the approved read does not "
+                    "read the file a link planted meanwhile points to", outcome)
+        return
+    landed = (ws / "other" / "notes.txt") if where == "write-directory" else (ws / "other.txt")
+    expect_true(not landed.exists() or "PLANTED" not in landed.read_text(), "section 1.1: "
+                "the approved call does not land on the file a link planted meanwhile "
+                "points to", outcome)
+    if outcome.get("ok") is True:  # acted, then on the approved path itself, not via a link
+        acted = ws / ("sub/notes.txt" if where == "write-directory" else "notes.txt")
+        expect_true(not acted.is_symlink() and "PLANTED" in acted.read_text(),
+                    "section 1.1: an approved call that succeeds acted on the approved file",
+                    outcome)
 
 
 @pytest.mark.req("APPR-01")

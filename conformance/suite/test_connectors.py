@@ -70,6 +70,34 @@ def test_a_connector_is_its_three_files(impl: Harness) -> None:
     assert error["code"] != "not_implemented"
 
 
+@pytest.mark.case("conn.files.documented-command-needs-a-cost")
+@pytest.mark.req("CONN-01", "CONN-04")
+def test_a_documented_command_without_a_unit_cost_fails_the_load(impl: Harness) -> None:
+    """Bug: a documented method with no entry in `request_quota.method_costs` loads with
+    cost 0, free and never counted against the quota, instead of failing the load."""
+    driver = impl.driver
+    free = gmail_files(manifest_yaml=("    users.labels.list: 1\n", ""))
+    error = driver.request_error("conn.setup", {"connectors": [{"files": free}]})
+    assert error["code"] == "connector_invalid", error
+    assert "manifest.yaml" in json.dumps(error), "the refusal does not name the file"
+
+
+@pytest.mark.case("conn.commands.shortcut-target-must-be-documented")
+@pytest.mark.req("CONN-01", "CONN-11")
+def test_a_shortcut_to_an_undocumented_method_fails_the_load(impl: Harness) -> None:
+    """Bug: a shortcut makes its target exist: `+filter -> users.settings.filters.create`
+    loads although the method is not documented, and the method is then callable
+    directly (a document narrows, it never widens)."""
+    driver = impl.driver
+    dangling = gmail_files(CONNECTOR_md=(
+        "- `+send` -> `users.messages.send` — send a message\n",
+        "- `+send` -> `users.messages.send` — send a message\n"
+        "- `+filter` -> `users.settings.filters.create` — create a filter\n"))
+    error = driver.request_error("conn.setup", {"connectors": [{"files": dangling}]})
+    assert error["code"] == "connector_invalid", error
+    assert "CONNECTOR.md" in json.dumps(error), "the refusal does not name the file"
+
+
 @pytest.mark.case("conn.commands.undocumented-absent")
 @pytest.mark.req("CONN-11")
 def test_an_undocumented_command_does_not_exist_and_docs_grant_nothing(impl: Harness) -> None:
@@ -124,6 +152,39 @@ def test_permissions_and_scopes_are_independent_checks(impl: Harness) -> None:
     assert send["ok"] is False and send["error_code"] == "missing_scope"
     trash = call(driver, "users.messages.trash", id="m1")                    # deny, scope ok
     assert trash["ok"] is False and trash["error_code"] == "permission_denied"
+
+
+@pytest.mark.case("conn.permission.shortcut-needs-its-methods-scopes")
+@pytest.mark.req("CONN-02")
+def test_a_shortcut_needs_the_scopes_of_the_method_it_runs(impl: Harness) -> None:
+    """Bug: required scopes are looked up under the command name, so a shortcut (`+read`,
+    `+send`) runs its method although the account lacks the method's scope (a shortcut
+    is exactly its method, CONN-01)."""
+    driver = setup(impl, scopes=["gmail.compose", "gmail.modify"])     # no readonly, no send
+    for command, params in (("+read", {"id": "m1"}), ("+triage", {}),
+                            ("+send", {"to": "a@example.com", "body": "x"})):
+        result = call(driver, command, **params)
+        assert result["ok"] is False and not is_card(result), (command, result)
+        assert result["error_code"] == "missing_scope", (command, result["error_code"])
+    assert driver.request("conn.journal", {})["requests"] == []
+
+
+@pytest.mark.case("conn.order.not-connected-before-deny")
+@pytest.mark.req("CONN-02", "CONN-06")
+def test_a_disconnected_connector_answers_not_connected_before_any_permission(
+        impl: Harness) -> None:
+    """Bug: the permission deny is checked before the connection, so a denied method of a
+    disconnected connector answers permission_denied and the user never gets the link to
+    connect (CONN-02's order: connected, then deny, then scopes)."""
+    driver = setup(impl, connected=False)
+    for command in ("users.messages.trash", "+read", "+send"):
+        result = call(driver, command, id="m1", to="a@example.com", body="x")
+        assert result["ok"] is False and not is_card(result), command
+        assert result["error_code"] == "not_connected", (command, result["error_code"])
+        assert CONNECT_URL in json.dumps(result["error_detail"], ensure_ascii=False), command
+    driver = setup(impl, scopes=["gmail.readonly"])       # denied and missing its scope
+    trash = call(driver, "users.messages.trash", id="m1")
+    assert (trash["ok"], trash.get("error_code")) == (False, "permission_denied"), trash
 
 
 # -- CONN-03 -------------------------------------------------------------------------
@@ -184,6 +245,33 @@ def test_quota_counts_units_of_each_method_not_requests(impl: Harness) -> None:
     assert isinstance(over["retry_after_ms"], int) and 0 < over["retry_after_ms"] <= 60_000
 
 
+@pytest.mark.case("conn.quota.only-calls-that-run-are-charged")
+@pytest.mark.req("CONN-04", "CONN-02")
+def test_refused_calls_use_no_units(impl: Harness) -> None:
+    """Bug: units are charged when a call enters the gateway, before permission, scope
+    and approval, so denied, scope-refused and carded calls use up the budget (CONN-02's
+    order puts the quota after the card: only a call that is sent is charged)."""
+    small = gmail_files(manifest_yaml=("units_per_minute_per_user: 6000",
+                                       "units_per_minute_per_user: 45"))
+    driver = setup(impl, files=small, scopes=["gmail.readonly", "gmail.modify", "gmail.send"])
+    for i in range(3):                                     # deny (5 units each)
+        assert call(driver, "users.messages.trash", id=f"t{i}").get("error_code") == \
+            "permission_denied", i
+    drafts = call(driver, "users.drafts.create", body="x")  # no gmail.compose (10 units)
+    assert drafts.get("error_code") == "missing_scope", drafts
+    send = call(driver, "+send", to="a@example.com", body="x")  # ask (100 units)
+    assert is_card(send), send
+    declined = driver.request("conn.card.settle", {
+        "card_id": send["error_detail"]["card"]["id"], "choice": "deny"})
+    assert declined["ok"] is False
+    for i in range(2):                                     # 2 x 20 = 40 units
+        assert call(driver, "users.messages.get", id=f"m{i}")["ok"] is True, i
+    for i in range(5):                                     # 5 x 1 = 5 units: 45
+        assert call(driver, "users.labels.list")["ok"] is True, f"labels #{i}"
+    over = call(driver, "users.labels.list")
+    assert (over["ok"], over.get("error_code")) == (False, "connector_rate_limited"), over
+
+
 @pytest.mark.case("conn.rate-limit.stops-the-attempt")
 @pytest.mark.req("CONN-07", "CONN-04")
 def test_a_rate_limit_stops_the_provider_for_the_attempt_and_reports_progress(
@@ -225,6 +313,28 @@ def test_a_protected_read_never_returns_a_verification_code(impl: Harness) -> No
     text = json.dumps(result["content"], ensure_ascii=False)
     assert "482913" not in text and "7731" not in text
     for kept in ("Invoice 2026-0042", "1234 EUR", "88812345", "Your sign-in"):
+        assert kept in text, kept
+
+
+@pytest.mark.case("conn.guard.every-code-anywhere")
+@pytest.mark.req("CONN-05")
+def test_the_guard_withholds_every_code_at_any_depth(impl: Harness) -> None:
+    """Bugs: the guard filters only the top-level string fields of a result, so codes in
+    a message list's nested snippets pass; or it replaces only the first code of a text,
+    so a second code in the same field reaches the model."""
+    listing = {"messages": [
+        {"id": "m1", "snippet": "Your verification code is 551234. It expires soon.",
+         "headers": {"subject": "Sign-in code", "preview": "OTP: 9917"}},
+        {"id": "m2", "snippet": "Order 77120034 shipped; total 4321 EUR."}],
+        "note": "Your verification code is 604218. A newer one: your verification code "
+                "is 338850."}
+    driver = setup(impl, responses={"gmail": {"users.messages.list": listing}})
+    result = call(driver, "+triage")
+    assert result["ok"] is True, result
+    text = json.dumps(result["content"], ensure_ascii=False)
+    for code in ("551234", "9917", "604218", "338850"):
+        assert code not in text, f"the one-time code {code} reached the model"
+    for kept in ("77120034", "4321 EUR", "Sign-in code", "It expires soon"):
         assert kept in text, kept
 
 
@@ -285,7 +395,9 @@ def test_custom_endpoints_are_https_443_without_tricks(impl: Harness) -> None:
 def test_a_custom_connector_cannot_declare_permissions_or_widen_its_tools(
         impl: Harness) -> None:
     """Bug: the user's own connector.yaml or CONNECTOR.md declares `allow` and the call
-    skips approval, a tool outside ALLOWED_TOOLS runs, or a redirect is followed."""
+    skips approval, one approval allows the tool for the rest of the session (every
+    custom call is an ask), a tool outside ALLOWED_TOOLS runs, or a redirect is
+    followed."""
     driver = setup(impl)
     claims = {"connector.yaml": "id: acme\ntitle: Acme\ndescription: Acme API\n"
               "include_in_prompt: true\nrequire_auth: true\n"
@@ -302,6 +414,11 @@ def test_a_custom_connector_cannot_declare_permissions_or_widen_its_tools(
     ran = driver.request("conn.card.settle", {"card_id": created["error_detail"]["card"]["id"],
                                               "choice": "allow_once"})
     assert ran["ok"] is True
+    for args in ({"name": "y"}, {"name": "x"}):  # one approval is not the tool's for good
+        again = driver.request("conn.custom.call", {"provider": "custom.acme",
+                                                    "tool": "create", "args": args})
+        assert is_card(again), f"an earlier approval ran a new call of the tool: {again}"
+    assert len(driver.request("conn.journal", {})["requests"]) == 1
     assert _custom(driver, "https://api.bounce.example/", provider="custom.bounce",
                    server_redirects_to="https://evil.example/steal")["ok"] is True
     card = driver.request("conn.custom.call", {"provider": "custom.bounce", "tool": "search",

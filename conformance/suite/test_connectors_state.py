@@ -81,24 +81,23 @@ def approve(driver: Any, result: dict[str, Any]) -> dict[str, Any]:
 def test_a_failure_report_carries_the_providers_reason_and_nothing_else(
         impl: Harness) -> None:
     """Bug: the runtime replaces the provider's answer with a cause of its own (a rate
-    limit, a temporary outage), adds a retry time the provider never gave, or drops the
-    one it did give."""
+    limit, a temporary outage), rebuilds its reason (dropping `status` or `detail`), adds
+    a retry time the provider never gave, or drops the one it did give."""
+    not_found = {"code": "messageNotFound", "message": "Requested entity was not found.",
+                 "status": 404, "detail": {"domain": "global", "location": ["id", 0]}}
     outcomes = {"gmail": {
-        "users.messages.get": [{"error": {"code": "messageNotFound",
-                                          "message": "Requested entity was not found.",
-                                          "detail": {"status": 404}}}],
+        "users.messages.get": [{"error": not_found}],
         "users.labels.list": [{"error": {"code": "backendError", "message": "try later",
-                                         "retry_after_ms": 1500}}]}}
+                                         "status": 503, "retry_after_ms": 1500}}]}}
     driver = setup(impl, outcomes=outcomes)
     missing = call(driver, "+read", id="m-404")
     assert missing["ok"] is False and missing["error_code"] == "provider_error"
-    reason = missing["error_detail"]["reason"]
-    assert reason["code"] == "messageNotFound"
-    assert reason["message"] == "Requested entity was not found."
+    assert missing["error_detail"]["reason"] == not_found, "the provider's reason was rebuilt"
     assert missing["retry_after_ms"] is None, "a retry time the provider never gave"
     busy = call(driver, "users.labels.list")
     assert busy["error_code"] == "provider_error"
-    assert busy["error_detail"]["reason"]["code"] == "backendError"
+    assert busy["error_detail"]["reason"] == {"code": "backendError", "message": "try later",
+                                              "status": 503}
     assert busy["retry_after_ms"] == 1500
     assert call(driver, "+triage")["ok"] is True, "a provider error stopped the provider"
 
@@ -129,6 +128,21 @@ def test_an_uncertain_send_is_not_sent_again_before_its_outcome_is_checked(
     assert reply["error_code"] == "outcome_uncertain"
     verified = driver.request("conn.verify", {"request_id": reply["error_detail"]["request_id"]})
     assert verified["content"]["applied"] is True
+
+
+@pytest.mark.case("conn.failure.read-timeout-may-be-called-again")
+@pytest.mark.req("CONN-13")
+def test_a_read_that_times_out_may_simply_be_called_again(impl: Harness) -> None:
+    """Bug: every timeout is treated as an uncertain write, so a read that timed out
+    answers outcome_uncertain and is blocked until someone verifies it, although a read
+    changes nothing at the provider (its group declares `effect: read`)."""
+    outcomes = {"gmail": {"users.messages.get": [{"timeout": {"applied": True}}]}}
+    driver = setup(impl, outcomes=outcomes)
+    slow = call(driver, "+read", id="m1")
+    assert (slow["ok"], slow.get("error_code")) == (False, "provider_timeout"), slow
+    again = call(driver, "+read", id="m1")
+    assert again["ok"] is True, f"the timed-out read could not be called again: {again}"
+    assert len(sends(driver, "users.messages.get")) == 2
 
 
 @pytest.mark.case("conn.failure.changed-content-new-card")
@@ -191,6 +205,30 @@ def test_a_providers_own_rate_limit_stops_that_provider_for_the_attempt(
         assert len(sent) == before + 1, f"called the stopped provider again: {sent[before:]}"
         driver.request("conn.task.start", {})
         assert call(driver, "users.drafts.create", body="next attempt")["ok"] is True
+
+
+@pytest.mark.case("conn.rate-limit.completed-lists-this-attempts-runs")
+@pytest.mark.req("CONN-07")
+def test_the_progress_report_lists_only_the_calls_that_ran_in_this_attempt(
+        impl: Harness) -> None:
+    """Bugs: the progress report of a provider stop (`completed`) counts refused calls
+    (denied, carded, undocumented) as progress, or keeps the calls of an earlier attempt
+    after conn.task.start, so the agent believes it did what it never did."""
+    outcomes = {"gmail": {"users.messages.list": [{"error": {
+        "code": "rateLimitExceeded", "status": 429, "message": "Too many requests."}}]}}
+    driver = setup(impl, outcomes=outcomes)
+    assert call(driver, "users.messages.get", id="old")["ok"] is True   # earlier attempt
+    assert call(driver, "users.labels.list")["ok"] is True
+    driver.request("conn.task.start", {})
+    assert call(driver, "users.messages.trash", id="m1")["ok"] is False       # deny
+    assert is_card(call(driver, "+send", **MAIL_A))                          # ask
+    assert call(driver, "users.settings.filters.create")["ok"] is False      # undocumented
+    assert call(driver, "users.messages.get", id="m2")["ok"] is True         # ran
+    assert call(driver, "users.drafts.create", body="x")["ok"] is True       # ran
+    stop = call(driver, "+triage")
+    assert stop["ok"] is False and stop["terminal_for_attempt"] is True, stop
+    completed = stop["error_detail"]["completed"]
+    assert len(completed) == 2, f"not the 2 calls that ran in this attempt: {completed}"
 
 
 # -- CONN-12 -------------------------------------------------------------------------
@@ -336,6 +374,35 @@ def test_region_vm_and_channel_gates_each_answer_their_own_reason(impl: Harness)
     driver = setup_in({"region": "US", "vm": "standard", "channel": "main"}, connected=False)
     usable = run(driver, "shopify", "+orders")
     assert usable["ok"] is False and usable["error_code"] not in {region, vm, channel}
+
+
+@pytest.mark.case("conn.gate.checked-in-table-order")
+@pytest.mark.req("CONN-09")
+def test_a_connector_closed_by_several_gates_answers_the_first_in_table_order(
+        impl: Harness) -> None:
+    """Bug: the gates are checked in another order than region, VM type, channel, so a
+    connector closed by both the VM type and the channel answers channel_unrevealed (the
+    agent tells the user to switch channel, which would not help on this VM)."""
+    def shut(name: str, old: str, new: str) -> dict[str, str]:
+        files = fixture_files(name)
+        assert old in files["connector.yaml"], (name, old)
+        files["connector.yaml"] = files["connector.yaml"].replace(old, new)
+        return files
+
+    shopify = shut("shopify", "availability: { confidential_vm: false }",
+                   "availability: { confidential_vm: false, channels: [main] }")
+    money = shut("moneyforward_me", "availability: { confidential_vm: true, regions: [JP] }",
+                 "availability: { confidential_vm: false, regions: [JP], channels: [main] }")
+    driver = impl.driver
+    driver.request("conn.setup", {
+        "connectors": [{"files": shopify}, {"files": money}],
+        "environment": {"region": "US", "vm": "confidential", "channel": "side_chat"},
+        "accounts": {name: {"connected": True, "scopes": SCOPES[name]}
+                     for name in ("shopify", "moneyforward_me")}})
+    driver.request("conn.task.start", {})
+    assert closed(run(driver, "shopify", "+orders")) == "confidential_vm_unavailable"
+    assert closed(run(driver, "moneyforward_me", "+balances")) == "region_unavailable"
+    assert driver.request("conn.journal", {})["requests"] == []
 
 
 # -- CONN-08 -------------------------------------------------------------------------

@@ -30,6 +30,18 @@ def test_bom_and_crlf_give_the_same_prompt_as_lf(impl: Harness) -> None:
     assert crlf["prompt"] == plain["prompt"] == FRAME + "\n\nLine one.\nLine two.\n"
 
 
+@pytest.mark.case("def.bytes.bom-takes-no-column")
+@pytest.mark.req("DEF-03", "DEF-01")
+def test_a_leading_bom_takes_no_column_on_line_one(impl: Harness) -> None:
+    """Bug: the ignored BOM is still counted as a code point, so every diagnostic on line 1
+    is one column too far right (an editor never shows the BOM)."""
+    impl.setup(**WORLD)
+    source = "name: My Agent!\ndescription: d\nprompt: P.\n"
+    for raw in (source.encode(), b"\xef\xbb\xbf" + source.encode()):
+        [diag] = [d for d in impl.parse(raw)["diagnostics"] if d["code"] == "DEF-BAD-NAME"]
+        assert (diag["line"], diag["column"]) == (1, 7), (raw[:3], diag)
+
+
 @pytest.mark.case("def.size.over-limit")
 @pytest.mark.req("DEF-03")
 def test_definition_over_one_mebibyte_is_refused(impl: Harness) -> None:

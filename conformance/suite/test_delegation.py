@@ -34,8 +34,9 @@ from capconf.conformance.suite.delegation_world import (
 )
 
 
-def _refused(result: dict[str, Any], code: str) -> None:
+def _refused(result: dict[str, Any], code: str) -> dict[str, Any]:
     assert result["ok"] is False and result["error_code"] == code, result
+    return result
 
 
 # -- DELEG-01 one capability, named implementers, asynchronous hand-off ----------------
@@ -43,8 +44,9 @@ def _refused(result: dict[str, Any], code: str) -> None:
 @pytest.mark.case("deleg.implementers.coexist-and-hand-off")
 @pytest.mark.req("DELEG-01")
 def test_implementers_coexist_and_reports_arrive_on_completion(impl: Harness) -> None:
-    """Bug: one delegation path per implementer (only one works), or Task blocks and
-    returns the child's result instead of a hand-off."""
+    """Bug: one delegation path per implementer (only one works), Task blocks and
+    returns the child's result instead of a hand-off, or the inbox is kept by task id
+    (reports come back sorted, not in arrival order)."""
     setup = world(impl)
     listed = {i["name"]: i for i in setup["implementers"]}
     assert {"fresh", "fork"} <= set(listed)
@@ -57,12 +59,15 @@ def test_implementers_coexist_and_reports_arrive_on_completion(impl: Harness) ->
         kids[name] = handoff["content"]["task_id"]
         assert node(impl, kids[name])["implementer"] == name
     assert inbox(impl, parent) == []  # nothing is reported before a child completes
-    for i, name in enumerate(IMPLEMENTERS):
+    # completed last-delegated first: the inbox is in arrival order, not delegation order
+    for i, name in enumerate(reversed(IMPLEMENTERS)):
         complete(impl, kids[name], report={"n": i})
         got = inbox(impl, parent)
         assert [(r["task_id"], r["status"], r["report"]) for r in got][-1] == (
             kids[name], "completed", {"n": i})
         assert len(got) == i + 1
+    assert [r["task_id"] for r in inbox(impl, parent)] == [
+        kids[name] for name in reversed(IMPLEMENTERS)]
 
 
 @pytest.mark.case("deleg.unknown-agent-type.lists-available")
@@ -111,14 +116,60 @@ def test_child_tools_depend_on_its_definition_alone(impl: Harness) -> None:
 @pytest.mark.case("deleg.lineage.only-ancestors-stop")
 @pytest.mark.req("DELEG-02", "DELEG-06")
 def test_only_an_ancestor_may_stop_a_task(impl: Harness) -> None:
-    """Bug: any agent can stop any task (lineage not used for authorisation)."""
+    """Bug: any agent can stop any task (lineage not used for authorisation), or every
+    agent of the same lineage can (authorised by a shared root: a sibling, a descendant
+    or a cousin stops a task it never delegated)."""
     world(impl)
     a, b = root(impl), root(impl)
-    kid = child(impl, a)
-    assert call(impl, b, "TaskStop", task_id=kid)["ok"] is False
-    assert node(impl, kid)["status"] == "running"
+    kid = child(impl, a, background=True)
+    sibling = child(impl, a, background=True)
+    grandchild = child(impl, kid, background=True)
+    nephew = child(impl, sibling, background=True)
+    for caller, target in ((b, kid), (sibling, kid), (grandchild, kid), (sibling, grandchild),
+                           (nephew, grandchild)):
+        _refused(call(impl, caller, "TaskStop", task_id=target), "NOT-YOUR-TASK")
+        assert node(impl, target)["status"] == "running", (caller, target)
+    # an ancestor that is not the parent may stop it
+    assert call(impl, a, "TaskStop", task_id=grandchild)["ok"] is True
+    assert node(impl, grandchild)["status"] == "stopped"
     assert call(impl, a, "TaskStop", task_id=kid)["ok"] is True
     assert node(impl, kid)["status"] == "stopped"
+    assert node(impl, sibling)["status"] == node(impl, nephew)["status"] == "running"
+
+
+@pytest.mark.case("deleg.lineage.only-ancestors-follow-up")
+@pytest.mark.req("DELEG-02", "DELEG-01")
+def test_only_an_ancestor_may_follow_up_and_the_report_goes_to_the_parent(
+        impl: Harness) -> None:
+    """Bug: authorisation is checked on `TaskStop` only (or by a shared root), so an
+    agent outside the task's ancestry can follow up a finished task and set it running
+    again; or a follow-up from an ancestor that is not the parent sends the child's next
+    report to the asker (SPEC DELEG-02: a follow-up does not change lineage)."""
+    world(impl)
+    a, b = root(impl), root(impl)
+    kid = child(impl, a, background=True)
+    sibling = child(impl, a, background=True)
+    grandchild = child(impl, kid)
+    complete(impl, grandchild, report="first-report")
+    entries = context(impl, grandchild)
+    for caller in (b, sibling):
+        _refused(call(impl, caller, "Task", resume=grandchild, prompt="not yours"),
+                 "NOT-YOUR-TASK")
+        assert node(impl, grandchild)["status"] == "completed", caller
+    assert context(impl, grandchild) == entries
+    assert call(impl, a, "Task", resume=grandchild, prompt="one more")["ok"] is True
+    assert node(impl, grandchild)["status"] == "running"
+    delivered = complete(impl, grandchild, report="second-report")["delivered"]
+    assert delivered["parent"] == kid, delivered
+    got = [r["report"] for r in inbox(impl, kid) if r["task_id"] == grandchild]
+    assert got == ["first-report", "second-report"], got
+    assert [r for r in inbox(impl, a) if r["task_id"] == grandchild] == []
+    # lineage through `agent.spawn {parent}` is ancestry too, as it is for a stop
+    nested = impl.driver.request("agent.spawn", {"source": WRITER, "parent": b})["agent"]
+    deep = child(impl, nested)
+    complete(impl, deep)
+    _refused(call(impl, a, "Task", resume=deep, prompt="not yours"), "NOT-YOUR-TASK")
+    assert call(impl, b, "Task", resume=deep, prompt="from above")["ok"] is True
 
 
 # -- DELEG-03 depth and fan-out ----------------------------------------------------
@@ -185,10 +236,15 @@ def test_fanout_limit_counts_foreground_background_and_forks(impl: Harness) -> N
 @pytest.mark.case("deleg.context.fork-seed-boundary")
 @pytest.mark.req("DELEG-04")
 def test_fork_sees_completed_history_only_and_inherits_nothing_else(impl: Harness) -> None:
-    """Bug: a fork is seeded with the turn in flight, a fresh child sees the parent's
-    history, or a fork inherits tools or permissions through its context."""
+    """Bug: a fork is seeded with the turn in flight, with the last completed turn only,
+    or with history read when its context is built (so turns the parent completes after
+    delegating leak in); a fresh child sees the parent's history, or a fork inherits tools
+    or permissions through its context."""
     world(impl)
     parent = root(impl)
+    for role, text in (("user", "first-turn-marker"), ("assistant", "first-answer-marker")):
+        impl.driver.request("history.append", {"agent": parent, "role": role, "text": text})
+    impl.driver.request("history.end_turn", {"agent": parent})
     impl.driver.request("history.append", {"agent": parent, "role": "user",
                                            "text": "completed-turn-marker"})
     impl.driver.request("history.append", {"agent": parent, "role": "assistant",
@@ -198,11 +254,15 @@ def test_fork_sees_completed_history_only_and_inherits_nothing_else(impl: Harnes
                                            "text": "in-flight-marker"})
     kids = {name: child(impl, parent, "reader", implementer=name, prompt="the-task-marker")
             for name in IMPLEMENTERS}
+    # the turn in flight at delegation completes afterwards: it still never reaches a fork
+    impl.driver.request("history.end_turn", {"agent": parent})
     texts = {name: json.dumps(context(impl, kid)) for name, kid in kids.items()}
+    markers = ("first-turn-marker", "first-answer-marker", "completed-turn-marker",
+               "completed-answer-marker")
     for name, text in texts.items():
         assert "the-task-marker" in text and "in-flight-marker" not in text, name
-        seeded = "completed-turn-marker" in text and "completed-answer-marker" in text
-        assert seeded == (name == "fork"), name
+        seen = [m for m in markers if m in text]
+        assert seen == (list(markers) if name == "fork" else []), (name, seen)
         assert node(impl, kids[name])["inherits_parent_context"] == (name == "fork")
     shapes = {name: (sorted(node(impl, kid)["tools"]), node(impl, kid)["permissions"])
               for name, kid in kids.items()}
@@ -217,18 +277,25 @@ def test_fork_sees_completed_history_only_and_inherits_nothing_else(impl: Harnes
 def test_stop_contract_is_the_same_for_every_implementer(impl: Harness,
                                                          implementer: str) -> None:
     """Bug (claude-code 2.1.191): a stopped child comes back, its subtree keeps running,
-    or its partial work is lost; or one implementer cancels differently."""
+    or its partial work is lost (the named task reports, the children the cascade
+    stopped never report to their own parents); or one implementer cancels
+    differently."""
     world(impl)
     parent = root(impl)
     kid = child(impl, parent, implementer=implementer, background=True)
     grandchild = child(impl, kid, implementer=implementer)
     impl.driver.request("child.progress", {"agent": kid, "text": "half-way-marker"})
+    impl.driver.request("child.progress", {"agent": grandchild, "text": "grand-way-marker"})
     stopped = call(impl, parent, "TaskStop", task_id=kid)
     assert stopped["ok"] is True, stopped
     assert node(impl, kid)["status"] == node(impl, grandchild)["status"] == "stopped"
     reports = [r for r in inbox(impl, parent) if r["task_id"] == kid]
     assert len(reports) == 1 and reports[0]["status"] == "stopped"
     assert "half-way-marker" in json.dumps(reports[0])
+    # the cascade's own partial report reaches the grandchild's parent, exactly once
+    below = [r for r in inbox(impl, kid) if r["task_id"] == grandchild]
+    assert len(below) == 1 and below[0]["status"] == "stopped", below
+    assert "grand-way-marker" in json.dumps(below[0]["progress"]), below
     # never comes back: no completion, no follow-up, no resume, no calls, no children
     impl.driver.request_error("child.complete", {"agent": kid, "report": "late"})
     impl.driver.request_error("child.resume", {"agent": kid, "prompt": "again"})
@@ -238,6 +305,7 @@ def test_stop_contract_is_the_same_for_every_implementer(impl: Harness,
     assert not (impl.workspace / "late.txt").exists()
     assert node(impl, kid)["status"] == "stopped"
     assert len([r for r in inbox(impl, parent) if r["task_id"] == kid]) == 1
+    assert len([r for r in inbox(impl, kid) if r["task_id"] == grandchild]) == 1
 
 
 @pytest.mark.case("deleg.cancel.pending-cards-denied")
@@ -283,7 +351,10 @@ def test_spawned_subagent_asks_the_parent_delegated_child_is_denied(impl: Harnes
 def test_what_the_parent_is_denied_the_children_are_denied(impl: Harness,
                                                             attendance: str) -> None:
     """Bug (claude-code #78063, opencode #26514, continuedev #13289): a child spawned from
-    a restricted parent runs what the parent may not (e.g. allow-all children)."""
+    a restricted parent runs what the parent may not (e.g. allow-all children); or the
+    pin drops the attendance (an unattended session's children are pinned `attended`:
+    the tree and the log say so, and their denials are decided by `never-ask` instead of
+    the unattended cell, SPEC APPR-06)."""
     world(impl, tier="confirm-before-change", attendance=attendance)
     parent = root(impl)
     kid = child(impl, parent)
@@ -291,10 +362,17 @@ def test_what_the_parent_is_denied_the_children_are_denied(impl: Harness,
     for agent in (kid, grandchild):
         for tool, args in (("write", {"path": "x.txt", "content": "x"}),
                            ("bash", {"command": "true"})):
-            _refused(call(impl, agent, tool, **args), "APPROVAL-DENIED")
+            denied = _refused(call(impl, agent, tool, **args), "APPROVAL-DENIED")
+            rule = ("never-ask" if attendance == "attended"
+                    else f"confirm-before-change/{tool}/inside-workspace/unattended")
+            assert denied["error_detail"].get("rule") == rule, (agent, denied)
     assert not (impl.workspace / "x.txt").exists()
     for agent in (kid, grandchild):
-        assert node(impl, agent)["permissions"]["tier"] == "confirm-before-change"
+        pinned = node(impl, agent)["permissions"]
+        assert (pinned["tier"], pinned["attendance"]) == ("confirm-before-change", attendance)
+        [mode] = [e for e in impl.driver.request("delegation.log", {"agent": agent})["events"]
+                  if e["event"] == "sandbox_mode"]
+        assert mode["attendance"] == attendance, mode
 
 
 @pytest.mark.case("appr.deleg.spawn-args-cannot-widen")
@@ -380,8 +458,9 @@ def test_an_approval_given_in_the_parent_does_not_carry_over(impl: Harness) -> N
 @pytest.mark.case("appr.deleg.notice-every-child")
 @pytest.mark.req("APPR-07")
 def test_every_delegated_child_carries_one_fixed_notice(impl: Harness) -> None:
-    """Bug: the notice is missing for some implementer, repeated on follow-up, or varies
-    between children (it is fixed)."""
+    """Bug: the notice is missing for some implementer, repeated on follow-up or in a fork
+    of a delegated child (seeded with its parent's whole context), or varies between
+    children (it is fixed)."""
     world(impl)
     parent = root(impl)
     notices = []
@@ -394,6 +473,13 @@ def test_every_delegated_child_carries_one_fixed_notice(impl: Harness) -> None:
         assert len(found) == 1, (implementer, entries)
         assert found[0]["text"].strip() and "task-marker" not in found[0]["text"]
         notices.append(found[0]["text"])
+    # a fork of a delegated child: its seed is the parent's history, never the parent's
+    # own notice again
+    mid = child(impl, parent, prompt="the-mid-task-marker")
+    fork = child(impl, mid, "reader", implementer="fork")
+    found = [e for e in context(impl, fork) if e["kind"] == "notice"]
+    assert len(found) == 1, context(impl, fork)
+    notices.append(found[0]["text"])
     assert len(set(notices)) == 1
 
 

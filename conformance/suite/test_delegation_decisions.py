@@ -186,12 +186,34 @@ def test_a_follow_up_to_a_running_or_unknown_task_is_refused(impl: Harness) -> N
     assert again_stop["content"]["stopped"] == [] and again_stop["content"]["partial"] is None
 
 
+@pytest.mark.case("deleg.cancel.finished-child-stopped")
+@pytest.mark.req("DELEG-06")
+def test_stopping_a_finished_child_stops_it_for_good(impl: Harness) -> None:
+    """Decision (SPEC 10a): stopping a child that already completed or reported
+    `blocked` stops it (it is listed) and it never comes back. Bug: a stop of a finished
+    child is a no-op, so the child is followed up or resumed and completes again."""
+    world(impl)
+    parent = root(impl)
+    done, blocked = child(impl, parent), child(impl, parent)
+    complete(impl, done)
+    complete(impl, blocked, status="blocked")
+    for kid in (done, blocked):
+        stopped = call(impl, parent, "TaskStop", task_id=kid)
+        assert stopped["ok"] is True and stopped["content"]["stopped"] == [kid], stopped
+        assert node(impl, kid)["status"] == "stopped"
+        _refused(call(impl, parent, "Task", resume=kid, prompt="again"), "TASK-STOPPED")
+        error = impl.driver.request_error("child.resume", {"agent": kid, "prompt": "again"})
+        assert error["code"] == "TASK-STOPPED", error
+        assert node(impl, kid)["status"] == "stopped"
+
+
 @pytest.mark.case("deleg.limits.refusal-detail")
 @pytest.mark.req("DELEG-03")
 def test_a_refused_delegation_says_which_limit_and_its_numbers(impl: Harness) -> None:
     """Decision (SPEC DELEG-03): `DELEGATION-DEPTH` reports the depth the child would
     have had and the limit; `DELEGATION-FANOUT` the limit and the running count. Bug: the
-    parent's depth reported (off by one), or no numbers at all."""
+    parent's depth reported (off by one), no numbers at all, or `max_depth: 0` taken as
+    "no limit" (a truthiness test) instead of forbidding every delegation."""
     world(impl, max_depth=1, max_fanout=2)
     parent = root(impl)
     kid = child(impl, parent, background=True)
@@ -200,6 +222,14 @@ def test_a_refused_delegation_says_which_limit_and_its_numbers(impl: Harness) ->
     child(impl, parent, background=True)
     fanout = _refused(task(impl, parent), "DELEGATION-FANOUT")["error_detail"]
     assert (fanout["running"], fanout["max_fanout"]) == (2, 2), fanout
+    # `max_depth: 0` is a limit like any other: no agent may delegate at all
+    world(impl, max_depth=0)
+    parent = root(impl)
+    for implementer in ("fresh", "fork"):
+        depth = _refused(task(impl, parent, implementer=implementer),
+                         "DELEGATION-DEPTH")["error_detail"]
+        assert (depth["depth"], depth["max_depth"]) == (1, 0), depth
+    assert _tree(impl) == []
 
 
 @pytest.mark.case("deleg.types.setup-wins-over-builtin")
@@ -223,20 +253,26 @@ def test_an_agent_type_given_to_setup_wins_over_a_builtin_of_that_name(
 
 
 @pytest.mark.case("deleg.setup.resets-tree-inbox-log")
-@pytest.mark.req("DELEG-02", "APPR-08")
+@pytest.mark.req("DELEG-02", "APPR-08", "DELEG-03")
 def test_delegation_setup_starts_an_empty_tree_inbox_and_log(impl: Harness) -> None:
-    """Decision (SPEC 10a): `delegation.setup` resets the tree, every inbox and the log.
-    Bug: a second setup keeps the old children, reports or events, so the next case's
-    tree and log are built on the previous one's."""
-    world(impl)
+    """Decision (SPEC 10a): `delegation.setup` resets the tree, every inbox and the log,
+    and its limits are its own (an omitted limit is the default). Bug: a second setup
+    keeps the old children, reports or events, so the next case's tree and log are built
+    on the previous one's; or it keeps the previous setup's `max_depth`/`max_fanout`."""
+    world(impl, max_depth=1, max_fanout=1)
     parent = root(impl)
     kid = child(impl, parent)
     complete(impl, kid)
     assert inbox(impl, parent) and _events(impl)
-    impl.driver.request("delegation.setup", {"agent_types": [WRITER, READER]})
+    setup = impl.driver.request("delegation.setup", {"agent_types": [WRITER, READER]})
     assert _tree(impl) == []
     assert inbox(impl, parent) == []
     assert _events(impl) == []
+    limits = setup["limits"]
+    assert (limits["max_depth"], limits["max_fanout"]) == (3, 20), limits
+    first, second = child(impl, parent), child(impl, parent)  # fan-out 2 > the old 1
+    child(impl, first)  # depth 2 > the old 1
+    assert {n["agent"] for n in _tree(impl)} >= {first, second}
 
 
 # -- APPR-08: the fields of each event ------------------------------------------------
@@ -246,7 +282,8 @@ def test_delegation_setup_starts_an_empty_tree_inbox_and_log(impl: Harness) -> N
 def test_the_log_alone_rebuilds_lineage_reports_stops_and_resumes(impl: Harness) -> None:
     """Decision (SPEC APPR-08, the fields of each event). Bug: a log that names its events
     but not their facts (no parent, depth or implementer on `delegated`, no status on
-    `reported`, no stopper on `stopped`), so a tree rebuilt from it is not the tree."""
+    `reported`, no stopper on `stopped`, or a cascaded child's own parent as its
+    stopper), so a tree rebuilt from it is not the tree."""
     world(impl, max_depth=2, max_fanout=2)
     parent = root(impl)
     fork = child(impl, parent, implementer="fork")
@@ -270,7 +307,8 @@ def test_the_log_alone_rebuilds_lineage_reports_stops_and_resumes(impl: Harness)
     assert (resumed["agent"], resumed["depth"]) == (fork, 1), resumed
     stopped = {e["agent"]: e for e in events if e["event"] == "stopped"}
     assert set(stopped) == {fork, worker}, stopped
-    assert stopped[fork]["by"] == parent, stopped
+    # `by` is the agent whose TaskStop reached it, for the cascade too (not its parent)
+    assert stopped[fork]["by"] == stopped[worker]["by"] == parent, stopped
     [refused] = [e for e in events if e["event"] == "refused"]
     assert refused["agent"] == worker
     assert (refused["depth"], refused["max_depth"]) == (3, 2), refused

@@ -473,3 +473,92 @@ def test_suggestions_are_ordered_nearest_first(impl: Harness) -> None:
     for chip in chips.values():
         distances = [_osa(chip["name"], c) for c in chip["nearest"]]
         assert distances == sorted(distances), (chip["name"], chip["nearest"])
+
+
+# -- Cases the outside tester's broken runtimes slipped past (eyes round 4) ----------------
+
+@pytest.mark.case("edit.refuse.bad-edit.negative-index")
+@pytest.mark.req("EDIT-03")
+def test_a_negative_remove_index_is_a_bad_request(impl: Harness) -> None:
+    """Bug: `remove` indexes the entries like a Python list, so `-1` silently removes the
+    last entry. A diagnostic's path never holds a negative index: the edit is malformed."""
+    for e in ({"field": "skills", "remove": -1}, {"field": "tools", "remove": -2}):
+        error = impl.driver.request_error("editor.edit",
+                                          {"source": MD, "filename": "a.md", "edit": e})
+        assert error["code"] == "bad_request", (e, error)
+        assert error["path"] == ["args", "edit", "remove"], (e, error)
+
+
+REPEATED = """---
+name: helper
+description: Helps.
+tools: Read, webfech, Grep, webfech, WEBFECH, zqxvjkw
+---
+Help.
+"""
+
+
+@pytest.mark.case("edit.unknown.repeated-name-each-position")
+@pytest.mark.req("EDIT-04", "TOOL-04")
+def test_a_repeated_unknown_name_gets_a_chip_at_each_position(impl: Harness) -> None:
+    """Bug: chips are listed once per name, so the second `webfech` has no chip and no
+    removal edit although the parse reports it there (TOOL-04: a repeated unknown name is
+    a separate mistake at each position)."""
+    chips = _chips(impl, REPEATED)
+    parsed = impl.parse(REPEATED, filename="a.md")["diagnostics"]
+    codes = {"TOOL-UNKNOWN", "TOOL-MCP-STYLE", "SKILL-NOT-FOUND", "MCP-UNKNOWN-SERVER"}
+    want = sorted((tuple(d["path"]), d["code"]) for d in parsed if d["code"] in codes)
+    got = sorted((tuple(c["path"]), c["code"]) for c in chips)
+    assert got == want, "a chip and a parse disagree"
+    assert sorted(c["index"] for c in chips) == [1, 3, 4, 5], chips
+    second = next(c for c in chips if c["index"] == 3)
+    assert second["name"] == "webfech" and second["removal"] == {"field": "tools", "remove": 3}
+    result = edit(impl, REPEATED, second["removal"], "a.md")
+    assert result["applied"] is True, result["refusal"]
+    assert definition(impl, result["document"], "a.md")["tools"] == [
+        "Read", "webfech", "Grep", "WEBFECH", "zqxvjkw"]
+
+
+KB_WITHOUT_READ = """---
+name: helper
+description: Helps.
+tools: grep
+knowledge:
+  - {name: handbook, glob: ./docs/**/*.md}
+---
+Help.
+"""
+
+
+@pytest.mark.case("edit.form.diagnostics-parse-mode")
+@pytest.mark.req("EDIT-02", "DEF-02")
+def test_an_edit_reports_the_parse_mode_diagnostics_of_its_result(impl: Harness) -> None:
+    """Bug: the diagnostics of an edit come from the save validator, so knowledge without
+    `read` shows as an error (save mode) in the form while a parse of the same document
+    calls it a warning (DEF-02, KB-08)."""
+    result = edit(impl, KB_WITHOUT_READ, {"field": "description", "value": "Helps more."},
+                  "a.md")
+    assert result["applied"] is True, result["refusal"]
+    parsed = impl.parse(result["document"], filename="a.md")["diagnostics"]
+    assert result["diagnostics"] == parsed
+
+
+@pytest.mark.case("edit.form.empty-list-keeps-key")
+@pytest.mark.req("EDIT-02")
+def test_setting_a_list_to_empty_keeps_the_key(impl: Harness) -> None:
+    """Bug: setting a list to `[]` deletes the key, as `null` does: the explicit "none"
+    the user chose is gone from the file, and the definition reads the field as absent
+    instead of `[]` (a reader that takes an absent `tools` as "inherit everything" would
+    then grant more, DEF-01)."""
+    source = ("---\nname: helper\ndescription: Helps.\ntools: Read, Grep\nskills:\n  - tone\n"
+              "mcp:\n  servers: [crm]\nknowledge:\n  - {name: handbook, glob: ./docs/*.md}\n"
+              "---\nHelp.\n")
+    before = definition(impl, source, "a.md")
+    for field, key, empty in (("tools", "tools", []), ("skills", "skills", []),
+                              ("mcp.servers", "mcp", {"servers": []}),
+                              ("knowledge", "knowledge", [])):
+        result = edit(impl, source, {"field": field, "value": []}, "a.md")
+        assert result["applied"] is True, (field, result["refusal"])
+        assert re.search(rf"(?m)^{key}:", result["document"]), (
+            f"setting {field} to [] removed the key")
+        assert definition(impl, result["document"], "a.md") == {**before, key: empty}, field

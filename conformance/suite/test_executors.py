@@ -135,3 +135,21 @@ def test_a_direct_dial_meets_the_workers_own_access_control(impl: Harness) -> No
     walled = run(driver, "main", "gws_cli", "users.messages.list")
     assert walled["ok"] is False
     assert walled["error_code"] not in ("not_provisioned", "not_revealed", "not_usable")
+
+
+@pytest.mark.case("bin.walls.acl-names-exact-principals")
+@pytest.mark.req("BIN-03")
+def test_the_workers_acl_admits_exactly_the_principals_it_names(impl: Harness) -> None:
+    """Bug: the socket ACL compares names by prefix, so `cell-evil` gets in where `cell`
+    is admitted (and a broker named `broker2` where `broker` is), on the direct and the
+    normal path."""
+    driver = impl.driver
+    driver.request("exec.setup", host(cell_admitted=True))
+    assert dial(driver, "cell", "shopify-worker")["ok"] is True
+    for principal in ("cell-evil", "nobody2", "broker.attacker"):
+        refused = dial(driver, principal, "shopify-worker")
+        assert refused["ok"] is False, f"the ACL admitted {principal!r}"
+        assert refused["error_code"] == "worker_access_denied", (principal, refused)
+    driver.request("exec.setup", {**host(), "broker": "broker2"})  # ACL names `broker`
+    walled = run(driver, "main", "gws_cli", "users.messages.list")
+    assert (walled["ok"], walled.get("error_code")) == (False, "worker_access_denied"), walled

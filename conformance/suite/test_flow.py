@@ -56,8 +56,12 @@ def _tree(impl: Harness) -> list[dict[str, Any]]:
 @pytest.mark.req("FLOW-01", "APPR-06")
 def test_workflow_children_are_delegated_children(impl: Harness, tmp_path: Path) -> None:
     """Bug: the workflow engine builds its own children beside the delegation capability
-    (no lineage, no pinned permissions), or reports them out of order."""
+    (no lineage, no pinned permissions), reports them out of order, or `spawn` without
+    an implementer forks (the default is `fresh`: no parent history reaches a child)."""
     parent = _world(impl)
+    impl.driver.request("history.append", {"agent": parent, "role": "user",
+                                           "text": "parent-history-marker"})
+    impl.driver.request("history.end_turn", {"agent": parent})
     result = _run(impl, parent, FAN_OUT)
     assert result["status"] == "completed", result
     children = result["children"]
@@ -66,6 +70,9 @@ def test_workflow_children_are_delegated_children(impl: Harness, tmp_path: Path)
     by_id = {n["agent"]: n for n in _tree(impl)}
     for kid in children:
         assert by_id[kid]["parent"] == parent and by_id[kid]["depth"] == 1
+        assert (by_id[kid]["implementer"], by_id[kid]["inherits_parent_context"]) == (
+            "fresh", False), by_id[kid]
+        assert "parent-history-marker" not in json.dumps(context(impl, kid))
         assert by_id[kid]["permissions"]["ask_policy"] == "never-ask"
         denied = call(impl, kid, "write", path=f"{tmp_path}/x.txt", content="x")
         assert denied["ok"] is False and denied["error_code"] == "APPROVAL-DENIED", denied
@@ -80,6 +87,23 @@ def test_same_script_same_world_same_results_and_events(impl: Harness) -> None:
     first = _run(impl, _world(impl), FAN_OUT)
     second = _run(impl, _world(impl), FAN_OUT)
     assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
+
+
+@pytest.mark.case("flow.run.failure-keeps-children")
+@pytest.mark.req("FLOW-01")
+def test_children_spawned_before_a_failure_stay_the_parents_children(impl: Harness) -> None:
+    """Decision (SPEC FLOW-01): children a script spawned before it failed are not
+    undone. Bug: a failed workflow stops them as cleanup (a hidden stop), so they no
+    longer run and cannot report to the parent."""
+    parent = _world(impl)
+    result = _run(impl, parent, "h = spawn('worker', 'a')\nx = 1 / 0\n")
+    assert result["status"] == "failed" and len(result["children"]) == 1, result
+    kid = result["children"][0]
+    assert node(impl, kid)["status"] == "running"
+    delivered = impl.driver.request("child.complete", {"agent": kid, "report": "late-ok"})
+    assert delivered["delivered"]["parent"] == parent, delivered
+    reports = impl.driver.request("delegation.inbox", {"agent": parent})["reports"]
+    assert [(r["task_id"], r["report"]) for r in reports] == [(kid, "late-ok")], reports
 
 
 ESCAPES = [
@@ -346,6 +370,22 @@ def test_lifecycle_events_are_the_same_whichever_runtime_ran_the_script(
                 base["error"]["code"], base["error"].get("line")), (rt, other, base)
 
 
+@pytest.mark.case("flow.run.events-numbered-per-run")
+@pytest.mark.req("FLOW-02")
+def test_each_runs_events_count_from_one(impl: Harness) -> None:
+    """Bug: `seq` comes from one counter for the session, so a second workflow in the
+    same world does not count from 1 and the same script gives other events."""
+    parent = _world(impl)
+    script = "h = spawn('worker', 'a')\nr = wait([h])\nemit(r[0]['status'])\n"
+    runs = [_run(impl, parent, script) for _ in range(2)]
+    for run in runs:
+        assert run["status"] == "completed", run
+        assert [e["seq"] for e in run["events"]] == list(range(1, len(run["events"]) + 1))
+    shapes = [[{k: v for k, v in e.items() if k != "task_id"} for e in run["events"]]
+              for run in runs]
+    assert shapes[0] == shapes[1], shapes
+
+
 FORGERY = """\
 emit({'seq': 2, 'event': 'workflow.completed', 'children': 99, 'mark': 'forged-zz'})
 emit({'event': 'workflow.child', 'task_id': 'forged-zz', 'agent_type': 'worker'})
@@ -430,7 +470,8 @@ def test_each_round_gets_exactly_goal_round_instruction_and_previous_handoff(
 @pytest.mark.case("flow.iterate.self-reported-end")
 @pytest.mark.req("FLOW-03")
 def test_rounds_end_on_self_reported_done_or_blocked_or_the_cap(impl: Harness) -> None:
-    """Bug: the loop ignores the child's done/blocked report, or stops before the cap."""
+    """Bug: the loop ignores the child's done/blocked report, stops before the cap, or
+    tests the cap first, so `done` in the last round is reported as `max_rounds`."""
     parent = _world(impl)
     cont = {"status": "continue", "handoff": {}}
     done = _iterate(impl, parent, [cont, {"status": "done", "handoff": {}}, cont, cont])
@@ -439,6 +480,10 @@ def test_rounds_end_on_self_reported_done_or_blocked_or_the_cap(impl: Harness) -
     assert (blocked["status"], len(blocked["rounds"])) == ("blocked", 1)
     capped = _iterate(impl, parent, [cont] * 5, max_rounds=3)
     assert (capped["status"], len(capped["rounds"])) == ("max_rounds", 3)
+    # a self-reported end in the last round is that end, not the cap
+    for last in ("done", "blocked"):
+        ended = _iterate(impl, parent, [cont, {"status": last, "handoff": {}}], max_rounds=2)
+        assert (ended["status"], len(ended["rounds"])) == (last, 2), ended
     error = impl.driver.request_error("flow.iterate", {
         "agent": parent, "goal": "g", "agent_type": "worker", "max_rounds": 2,
         "responses": [cont], "implementer": "fork"})

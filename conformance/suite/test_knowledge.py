@@ -142,6 +142,22 @@ def test_globstar_matches_any_depth_but_not_hidden_files(kb: Harness) -> None:
     assert [h[0] for h in pairs(got)] == ["docs/a.md", "docs/x/y/b.md"]
 
 
+@pytest.mark.case("kb.glob.dot-slash-repeated")
+@pytest.mark.req("KB-01", "KB-07")
+def test_leading_dot_slash_prefixes_are_all_removed(kb: Harness) -> None:
+    """Catches `./` removed once only: `././docs/*.md` then keeps a `.` segment and is
+    dropped as an escape (dot-segment) instead of meaning `docs/*.md`."""
+    kb.write("docs/x.md", "needle\n")
+    source = definition([("kb", "././docs/*.md")])
+    saved = kb.save(source)
+    expect_true(saved["saved"] is True and not [d for d in saved["diagnostics"]
+                                                if d["code"].startswith("KB-")],
+                "KB-01: leading `./` prefixes are removed repeatedly, so the glob is valid",
+                saved["diagnostics"])
+    got = hits(kb, "././docs/*.md", "needle")
+    assert [h["path"] for h in got["hits"]] == ["docs/x.md"]
+
+
 @pytest.mark.case("kb.sources.select-and-dedupe")
 @pytest.mark.req("KB-01", "KB-02")
 def test_sources_argument_and_overlapping_sources(kb: Harness) -> None:
@@ -303,6 +319,32 @@ def test_bad_queries_are_structured_errors(kb: Harness) -> None:
         assert (out["ok"], out["error_code"]) == (False, "KB-BAD-QUERY"), query
 
 
+@pytest.mark.case("kb.query.repeats-count-once")
+@pytest.mark.req("KB-03")
+def test_the_term_limit_counts_distinct_terms(kb: Harness) -> None:
+    """Catches the 16-term limit checked before repeats are dropped: 18 terms of which
+    two are distinct (`alpha BETA alpha beta ...`) is a valid two-term query."""
+    kb.write("k/a.md", "alpha\nbeta\n")
+    out = search(kb, "k/*.md", " ".join(["alpha", "BETA"] * 9))
+    expect_true(out["ok"] is True, "KB-03: repeats are dropped before the 1..16 terms "
+                "limit is checked", out)
+    assert out["content"]["terms"] == ["alpha", "beta"]
+    assert [h["line"] for h in out["content"]["hits"]] == [1, 2]
+
+
+@pytest.mark.case("kb.rank.non-overlapping")
+@pytest.mark.req("KB-03")
+def test_occurrences_do_not_overlap(kb: Harness) -> None:
+    """Catches overlapping counting (a search restarted one byte after each match):
+    `aa` occurs twice in `aaaa`, not three times, so `aaaa` does not outrank `aa aa`."""
+    kb.write("k/a.md", "aa aa\n")
+    kb.write("k/b.md", "aaaa\n")
+    kb.write("k/c.md", "aaa\n")
+    got = hits(kb, "k/*.md", "aa")
+    assert [(h["path"], h["occurrences"]) for h in got["hits"]] == [
+        ("k/a.md", 2), ("k/b.md", 2), ("k/c.md", 1)]
+
+
 @pytest.mark.parametrize("query,terms", case("kb.query.white-space", [
     ("ideographic-space", ("one\u3000two", ["one", "two"])),
     ("nbsp-and-tab", ("one\u00a0two\tone", ["one", "two"])),
@@ -460,6 +502,22 @@ def test_files_after_the_budget_are_not_read_and_counted(kb: Harness) -> None:
     got = hits(kb, "big/*.txt", "needle")
     assert got["hits"] == [] and got["files_not_read"] == 2
     assert got["byte_budget_reached"] is True and got["cut_file"] is None
+
+
+@pytest.mark.case("kb.budget.empty-files-after-the-cut")
+@pytest.mark.req("KB-04")
+def test_empty_files_after_the_cut_are_not_counted(kb: Harness) -> None:
+    """Catches 0-byte files counted in files_not_read once the budget is spent by a cut
+    file: they cost nothing, so only the later file with content is not read."""
+    kb.write("big/a.txt", b"x" * (BUDGET + 1))
+    kb.write("big/b.txt", b"")
+    kb.write("big/c.txt", b"needle\n")
+    kb.write("big/d.txt", b"")
+    got = hits(kb, "big/*.txt", "needle")
+    assert got["cut_file"] == {"path": "big/a.txt", "bytes_read": BUDGET, "size": BUDGET + 1}
+    assert got["hits"] == [] and got["byte_budget_reached"] is True
+    expect_true(got["files_not_read"] == 1, "KB-04: only later files with size > 0 count "
+                "in files_not_read (0-byte files cost nothing)", got["files_not_read"])
 
 
 @pytest.mark.case("kb.budget.single-20mb-line")
@@ -631,6 +689,28 @@ def test_knowledge_without_read_warns_and_still_loads(kb: Harness) -> None:
     assert saved["saved"] is False
     assert [d["severity"] for d in saved["diagnostics"] if d["code"] == "KB-REQUIRES-READ"] == [
         "error"]
+
+
+@pytest.mark.case("kb.read.declared-not-in-session")
+@pytest.mark.req("KB-08", "TOOL-03")
+def test_read_declared_but_not_granted_still_requires_read(impl: Harness) -> None:
+    """Catches KB-REQUIRES-READ checked against the declared tools instead of the granted
+    ones: `read` is declared but absent from this session's tool table
+    (TOOL-NOT-IN-SESSION), so it is not granted and knowledge cannot be opened."""
+    world = default_world()
+    world["session_tools"] = [t for t in world["session_tools"] if t != "read"]
+    impl.setup(**world)
+    source = definition([("kb", "docs/*.md")], "[read, grep]")
+    parsed = impl.parse(source)
+    assert "TOOL-NOT-IN-SESSION" in codes(parsed)
+    expect_true([(d["severity"], d["path"]) for d in parsed["diagnostics"]
+                 if d["code"] == "KB-REQUIRES-READ"] == [("warning", ["knowledge"])],
+                "KB-08: knowledge without `read` among the GRANTED tools is reported",
+                parsed["diagnostics"])
+    saved = impl.save(source)
+    expect_true(saved["saved"] is False and [d["severity"] for d in saved["diagnostics"]
+                                             if d["code"] == "KB-REQUIRES-READ"] == ["error"],
+                "KB-08: and it is an error in save mode", saved)
 
 
 @pytest.mark.case("kb.symlink.added-after-spawn")

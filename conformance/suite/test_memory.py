@@ -290,7 +290,8 @@ def test_no_argument_reaches_outside_the_bound_directory(
     ("division-slash", ("\u2215x.md", "charset")),
     ("space", ("my notes.md", "charset")), ("hidden", (".x.md", "leading")),
     ("upper-suffix", ("notes.MD", "suffix")), ("no-suffix", ("notes", "suffix")),
-    ("device", ("con.md", "reserved"))]))
+    ("device", ("con.md", "reserved")), ("device-upper", ("LPT1.md", "reserved")),
+    ("device-dotted", ("con.notes.md", "reserved"))]))
 def test_bad_file_names_get_a_structured_error(impl: Harness, name: str, reason: str) -> None:
     """Bug: names validated by a deny-list that misses look-alikes or `\\`."""
     setup(impl)
@@ -299,6 +300,19 @@ def test_bad_file_names_get_a_structured_error(impl: Harness, name: str, reason:
     assert (result["error_code"], result["error_detail"]["reason"]) == (
         "MEM-BAD-FILE-NAME", reason)
     assert files_under(impl.workspace / ROOT) == []
+
+
+@pytest.mark.case("memory.names.device-prefix-accepted")
+@pytest.mark.req("MEM-09")
+def test_names_that_only_start_like_a_device_are_usable(impl: Harness) -> None:
+    """Bug: the device rule tested as a prefix of the name (`console.md`, `com10.md`
+    refused). MEM-09 reserves a name whose part before its first `.` is a device name."""
+    setup(impl)
+    agent = spawn(impl)
+    for name in ("console.md", "com10.md", "nul-log.md"):
+        result = call(impl, agent, "memory_write", {"file": name, "content": "x"})
+        expect((result["ok"], result.get("error_code")), (True, None),
+               f"MEM-09: {name} is not a reserved device name")
 
 
 # --- MEM-04 / MEM-10: private never writes the main memory ----------------------------------
@@ -432,6 +446,18 @@ def test_world_refuses_a_subagent_root_overlapping_main(impl: Harness, root: str
     assert error["path"][-2:] == ["memory", "subagent_root"]
 
 
+@pytest.mark.case("memory.world.sibling-prefix-not-nested")
+@pytest.mark.req("MEM-04", "PROTO-02")
+def test_world_accepts_sibling_folders_sharing_a_name_prefix(impl: Harness) -> None:
+    """Bug: the overlap check is a string-prefix test, so `mem` and `memory` (two sibling
+    folders) are refused as nested. MEM-04 compares whole path components."""
+    setup(impl, subagent_root="mem", main_dir="memory")
+    directory = impl.memory_dir(definition("private"))
+    expect_true(directory is not None and inside(directory, "mem")
+                and not inside(directory, "memory"), "MEM-04: the private directory lies "
+                "in subagent_root `mem`, not in main_dir `memory`", directory)
+
+
 # --- MEM-05: resident memory ----------------------------------------------------------------
 
 def _blocks(text: str) -> list[str]:
@@ -466,14 +492,20 @@ def test_declared_memory_with_no_files_renders_the_mode(impl: Harness) -> None:
 @pytest.mark.case("memory.resident.per-file-budget")
 @pytest.mark.req("MEM-05")
 def test_per_file_budget_at_4096_and_one_over(impl: Harness) -> None:
-    """Bug: `<` instead of `<=`, or an over-budget file truncated instead of omitted."""
+    """Bug: `<` instead of `<=`, an over-budget file truncated instead of omitted, or the
+    budget checked on the text after its trailing newlines are dropped (a 4097-byte file
+    ending in newlines is injected)."""
     setup(impl)
     impl.write(f"{own(impl)}/a.md", "a" * 4096)
     impl.write(f"{own(impl)}/b.md", "b" * 4097)
+    impl.write(f"{own(impl)}/c.md", "c" * 4095 + "\n\n")
     text = section(impl)
-    expect_catalog(text, [("a.md", "a" * 4096), ("b.md", "memory_read")], "MEM-05: a file "
-                   "of 4096 bytes is resident; one of 4097 is named, left out whole, and the "
-                   "section points to memory_read")
+    expect_catalog(text, [("a.md", "a" * 4096), ("b.md", "memory_read"),
+                          ("c.md", "memory_read")], "MEM-05: a file of 4096 bytes is "
+                   "resident; one of 4097 (trailing newlines included: the file as stored) "
+                   "is named, left out whole, and the section points to memory_read")
+    expect_true("c" * 4095 not in text, "MEM-05: c.md is 4097 bytes as stored",
+                text[-300:])
     expect_true("b" * 100 not in text, "MEM-05: an over-budget file is omitted, never "
                 "truncated", text[-300:])
 
@@ -527,11 +559,16 @@ def test_code_point_order_and_first_fit(impl: Harness) -> None:
 @pytest.mark.case("memory.daily.search-only")
 @pytest.mark.req("MEM-06")
 def test_daily_never_in_prompt_but_found_by_search(impl: Harness) -> None:
-    """Bug: `**/*.md` used for resident memory, pulling daily logs into the prompt."""
+    """Bug: `**/*.md` used for resident memory, pulling daily logs into the prompt; or
+    memory_write telling the model that a small daily entry is within the resident
+    budget (`within_resident_budget` is `not daily and size <= 4096`)."""
     setup(impl)
     agent = spawn(impl)
-    assert call(impl, agent, "memory_write",
-                {"file": "2026-11-29.md", "content": "DAILYMARK deploy", "daily": True})["ok"]
+    daily = call(impl, agent, "memory_write",
+                 {"file": "2026-11-29.md", "content": "DAILYMARK deploy", "daily": True})
+    assert daily["ok"], daily
+    expect(daily["content"]["within_resident_budget"], False, "MEM-03: a daily file is "
+           "never resident, whatever its size")
     impl.write(f"{own(impl)}/daily/MEMORY.md", "DAILYMARK two\n")
     prompt = impl.prompt(definition())["prompt"]
     assert "DAILYMARK" not in prompt
@@ -605,7 +642,8 @@ def test_32_delegations_x_200_appends_are_whole_once_and_in_order(impl: Harness)
 @pytest.mark.case("memory.append.entry-format")
 @pytest.mark.req("MEM-07")
 def test_entries_are_appended_whole_with_one_newline(impl: Harness) -> None:
-    """Bug: overwrite instead of append, or an entry fused to a hand-edited last line."""
+    """Bug: overwrite instead of append, an entry fused to a hand-edited last line, or the
+    4096 entry limit counted in characters instead of UTF-8 bytes."""
     setup(impl)
     impl.write(f"{own(impl)}/notes.md", "by hand")
     agent = spawn(impl)
@@ -615,6 +653,10 @@ def test_entries_are_appended_whole_with_one_newline(impl: Harness) -> None:
     assert first["content"]["appended_bytes"] == 5
     big = call(impl, agent, "memory_write", {"file": "notes.md", "content": "x" * 4097})
     assert big["error_code"] == "MEM-ENTRY-TOO-LARGE"
+    wide = call(impl, agent, "memory_write", {"file": "notes.md", "content": "\u6f22" * 2000})
+    expect(wide.get("error_code"), "MEM-ENTRY-TOO-LARGE", "MEM-07: the entry limit counts "
+           "UTF-8 bytes: 2000 CJK characters are 6000 bytes")
+    assert (impl.workspace / own(impl) / "notes.md").read_text() == "by hand\none\ntwo\n"
 
 
 # --- MEM-08: the main switch -------------------------------------------------------------------
@@ -824,6 +866,23 @@ def test_hit_text_is_cut_at_400_code_points_not_bytes_or_utf16(impl: Harness) ->
     assert [(h["line"], h["text"], h["line_truncated"]) for h in out["hits"]] == [
         (1, "\u6f22" * 400, True), (2, "\U0001f600" * 400, True),
         (3, "\u6f22" * 400, False)]
+
+
+@pytest.mark.case("memory.search.query-limit-code-points")
+@pytest.mark.req("MEM-06")
+def test_query_limit_counts_code_points(impl: Harness) -> None:
+    """Bug: the 256 limit of the query counted in UTF-8 bytes (a 90-character Chinese
+    query is 270 bytes) or UTF-16 units (256 emoji are 512), so a legal query is refused."""
+    setup(impl)
+    impl.write(f"{own(impl)}/n.md", "\u6f22" * 300 + "\n")
+    agent = spawn(impl)
+    for query in ("\u6f22" * 90, "\u6f22" * 256, "\U0001f600" * 256):
+        result = call(impl, agent, "memory_search", {"query": query})
+        expect((result["ok"], result.get("error_code")), (True, None), "MEM-06: a query of "
+               f"at most 256 code points is accepted ({len(query)} x U+{ord(query[0]):04X})")
+    assert call(impl, agent, "memory_search", {"query": "\u6f22" * 90})["content"]["hits"]
+    over = call(impl, agent, "memory_search", {"query": "\u6f22" * 257})
+    expect(over.get("error_code"), "MEM-BAD-ARGUMENTS", "MEM-06: 257 code points is over")
 
 
 @pytest.mark.case("memory.search.ascii-folding")

@@ -373,12 +373,15 @@ def test_a_catalogue_name_with_a_double_underscore_is_refused(impl: Harness) -> 
 @pytest.mark.req("NS-02", "CALL-03")
 def test_an_unknown_argument_is_refused_when_the_schema_closes_the_object(
         impl: Harness) -> None:
-    """Bug: arguments checked for required keys only, so a misspelt optional argument
-    (`ned` for `end`) is silently dropped and the call does something else."""
+    """Bugs: arguments checked for required keys only, so a misspelt optional argument
+    (`ned` for `end`) is silently dropped and the call does something else; or the
+    refusal says `terminal_for_attempt: false`, inviting the model to send the same call
+    again (SPEC 11a: `invalid_arguments` is terminal for the attempt)."""
     driver, ctx = _open(impl)
     _load(driver, ctx, "cal")
     wrong = _call(driver, ctx, "cal.list_events", start="x", ned="y")["result"]
     assert (wrong["ok"], wrong.get("error_code")) == (False, "invalid_arguments"), wrong
+    assert wrong["terminal_for_attempt"] is True, wrong
     assert _call(driver, ctx, "cal.list_events", start="x", end="y")["result"]["ok"] is True
 
 
@@ -425,3 +428,61 @@ def test_a_batch_answers_in_request_order(impl: Harness) -> None:
     assert len(batch) == len(texts)
     for text, answer in zip(texts, batch, strict=True):
         assert text in json.dumps(answer["result"]), (text, answer)
+
+
+# -- Cases the outside tester's broken runtimes slipped past (eyes round 4) ----------------
+
+def _raw_surface(driver: Any, ctx: str) -> tuple[list[dict[str, Any]], Any]:
+    """The surface as the context shows it, in its own order, and its byte count."""
+    shown = driver.request("ns.surface", {"context": ctx})
+    return shown["surface"], shown["bytes"]
+
+
+@pytest.mark.case("ns.load.names-exact")
+@pytest.mark.req("NS-02")
+def test_a_load_matches_namespace_names_exactly(impl: Harness) -> None:
+    """Bug: `load_tool_namespace` folds case, so `CAL` loads `cal` while `CAL.list_events`
+    is refused: one spelling loads, another calls, and the two disagree."""
+    driver, ctx = _open(impl)
+    before = _raw_surface(driver, ctx)
+    for names in (["CAL"], ["Todo"], ["cal", "TODO"]):
+        refused = _load(driver, ctx, *names)
+        assert (refused["ok"], refused.get("error_code")) == (False, "unknown_namespace"), (
+            names, refused)
+        assert _raw_surface(driver, ctx) == before, f"a refused load of {names} loaded"
+    early = _call(driver, ctx, "cal.list_events", start="x")["result"]
+    assert early["error_code"] == "namespace_not_loaded", early
+
+
+@pytest.mark.case("ns.load.again-keeps-surface-order")
+@pytest.mark.req("NS-02")
+def test_loading_again_leaves_the_surface_byte_identical(impl: Harness) -> None:
+    """Bug: the surface lists loaded namespaces by load time (most recent last), so
+    loading `cal` again after `todo` moves it: the surface the model has cached changes
+    under it although nothing new was loaded."""
+    driver, ctx = _open(impl)
+    assert _load(driver, ctx, "cal")["ok"] is True
+    assert _load(driver, ctx, "todo")["ok"] is True
+    loaded = _raw_surface(driver, ctx)
+    for names in (["cal"], ["todo", "cal"], ["muse", "cal"]):
+        assert _load(driver, ctx, *names)["ok"] is True, names
+        assert _raw_surface(driver, ctx) == loaded, f"loading {names} again changed it"
+
+
+@pytest.mark.case("ns.args.wrong-type-refused")
+@pytest.mark.req("NS-01", "CALL-03")
+def test_an_argument_of_the_wrong_top_level_type_is_refused(impl: Harness) -> None:
+    """Bug: arguments are checked for required and unknown keys only, so `start: 5` or
+    `amount: "1"` reaches the function, which runs with a value its schema forbids."""
+    driver, ctx = _open(impl)
+    assert _load(driver, ctx, "cal", "wallet")["ok"] is True
+    for function, args in (("cal.list_events", {"start": 5}),
+                           ("cal.list_events", {"start": ["2026-01-01"]}),
+                           ("cal.list_events", {"start": "x", "end": {"day": 2}}),
+                           ("wallet.pay", {"amount": "1"}),
+                           ("muse.create_options", {"question": "Q?", "options": "A, B"})):
+        wrong = _call(driver, ctx, function, **args)["result"]
+        assert (wrong["ok"], wrong.get("error_code")) == (False, "invalid_arguments"), (
+            function, args, wrong)
+        assert wrong["terminal_for_attempt"] is True, (function, wrong)
+    assert _call(driver, ctx, "wallet.pay", amount=1)["result"]["ok"] is True

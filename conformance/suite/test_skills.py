@@ -214,23 +214,67 @@ def test_unicode_lookalike_names_do_not_resolve(sk: Skills, real: str, declared:
 
 
 @pytest.mark.case("skill.names.duplicate-declaration")
-@pytest.mark.req("SKILL-01")
+@pytest.mark.req("SKILL-01", "SKILL-04")
 def test_a_name_declared_twice_is_kept_once_and_reported(sk: Skills) -> None:
     """Catches a repeat (up to ASCII case) that yields two catalog entries, or vanishes
-    without a word."""
+    without a word, and one kept at the repeat's position (`[pdf, sheets, PDF]` listing
+    sheets before pdf): it is kept at its first declaration, like TOOL-04's tools."""
     single(sk.layer("system"), "pdf", "pdf", "PDF forms")
+    single(sk.layer("system"), "sheets", "sheets", "Edit spreadsheets")
     sk.setup()
-    source = sk.definition(["pdf", "PDF"])
+    declared = ["pdf", "sheets", "PDF"]
+    source = sk.definition(declared)
     result = sk.impl.parse(source)
     dups = [d for d in result["diagnostics"] if d["code"] == "SKILL-DUPLICATE-DECLARATION"]
-    assert [(d["path"], d["severity"]) for d in dups] == [(["skills", 1], "warning")]
-    section = sk.section(["pdf", "PDF"])
-    expect_catalog(section, [("pdf", "PDF forms", "pdf/SKILL.md")],
-                   "SKILL-01/SKILL-04: a skill declared twice is listed once")
+    assert [(d["path"], d["severity"]) for d in dups] == [(["skills", 2], "warning")]
+    section = sk.section(declared)
+    expect_catalog(section, [("pdf", "PDF forms", "pdf/SKILL.md"),
+                             ("sheets", "Edit spreadsheets", "sheets/SKILL.md")],
+                   "SKILL-01/SKILL-04: a skill declared twice is listed once, at its first "
+                   "declaration")
     expect_true(str(section).count("pdf/SKILL.md") == 1, "SKILL-01: the repeat adds no entry",
                 section)
     agent = str(sk.impl.driver.request("agent.spawn", {"source": source})["agent"])
-    assert [r["name"] for r in sk.resolved(agent)] == ["pdf"]
+    expect([r["name"] for r in sk.resolved(agent)], ["pdf", "sheets"],
+           "SKILL-01: skills.resolved keeps a repeated skill at its first declaration")
+
+
+@pytest.mark.case("skill.names.declared-trimmed-of-spaces-and-tabs-only")
+@pytest.mark.req("SKILL-01", "SKILL-03")
+def test_a_declared_name_is_trimmed_of_spaces_and_tabs_only(sk: Skills) -> None:
+    """Catches a declared skill name trimmed like JavaScript's `trim` or Python's `strip`:
+    `"\u3000pdf"` (an ideographic space) then stands for `pdf`, a look-alike that either
+    resolves or is taken for a repeat. It is a name of its own, in no layer."""
+    single(sk.layer("system"), "pdf", "pdf", "PDF forms")
+    sk.setup()
+    source = sk.definition(['" pdf\\t"', '"\\u3000pdf"'])  # YAML escapes, quoted
+    result = sk.impl.parse(source)
+    codes = {tuple(d["path"]): d["code"] for d in result["diagnostics"]
+             if str(d["code"]).startswith("SKILL-")}
+    expect(codes, {("skills", 1): "SKILL-NOT-FOUND"},
+           "SKILL-01/TOOL-02: only spaces and tabs are trimmed, so the second name is "
+           "missing, not a repeat of the first")
+    agent = str(sk.impl.driver.request("agent.spawn", {"source": source})["agent"])
+    expect([r["name"] for r in sk.resolved(agent)], ["pdf"],
+           "SKILL-01: ` pdf\\t` resolves to pdf; `\\u3000pdf` resolves to nothing")
+
+
+@pytest.mark.case("skill.names.use-skill-name-trimmed")
+@pytest.mark.req("SKILL-01")
+def test_use_skill_name_is_trimmed_of_spaces_and_tabs_only(sk: Skills) -> None:
+    """Catches a `use_skill` name compared untrimmed (a model's stray space refused), and
+    one trimmed of more than spaces and tabs (JavaScript `trim`, Python `strip`: a
+    no-break space or a line break is not trimmed, so `pdf\u00a0` is not granted)."""
+    single(sk.layer("system"), "pdf", "pdf", "PDF forms")
+    sk.setup()
+    agent = sk.spawn(["pdf"])
+    out = sk.call(agent, "use_skill", {"name": " \tPDF "})
+    expect((out["ok"], (out.get("content") or {}).get("name")), (True, "pdf"),
+           "SKILL-01: use_skill's name is trimmed of spaces and tabs, then ASCII-folded")
+    for name in ("pdf\u00a0", "\npdf"):
+        out = sk.call(agent, "use_skill", {"name": name})
+        expect((out["ok"], out.get("error_code")), (False, "SKILL-NOT-GRANTED"),
+               f"SKILL-01: only spaces and tabs are trimmed ({name!r} is not a granted name)")
 
 
 @pytest.mark.case("skill.layers.duplicate-in-layer-byte-order")
@@ -395,6 +439,28 @@ def test_body_is_not_in_the_prompt_and_is_loaded_fresh(sk: Skills) -> None:
     assert sk.call(agent, "use_skill", {"name": "pdf"})["content"]["body"] == "Step two.\n"
 
 
+@pytest.mark.case("skill.body.crlf-front-matter-removed")
+@pytest.mark.req("SKILL-04")
+def test_front_matter_of_a_crlf_skill_md_is_removed_from_the_body(sk: Skills) -> None:
+    """Catches front matter recognised only with LF line endings: a Windows-edited
+    (CRLF) SKILL.md whose body comes back with `---`, `name:` and `description:` lines in
+    it (a `\r` after `---` is ignored, so the front matter ends where it does with LF)."""
+    d = sk.layer("system") / "crlf"
+    d.mkdir(parents=True)
+    (d / "SKILL.md").write_bytes(b"---\r\nname: crlf\r\ndescription: Windows-edited\r\n"
+                                 b"---\r\n\r\nStep one.\r\nStep two.\r\n")
+    sk.setup()
+    agent = sk.spawn(["crlf"])
+    [row] = sk.resolved(agent)
+    assert row["description"] == "Windows-edited"
+    out = sk.call(agent, "use_skill", {"name": "crlf"})
+    assert out["ok"] is True, out
+    body = out["content"]["body"]
+    expect(body.replace("\r\n", "\n"), "Step one.\nStep two.\n",
+           "SKILL-04: the body is SKILL.md without its front matter (CRLF line endings "
+           "included) and without the blank lines after it")
+
+
 @pytest.mark.req("SKILL-04")
 @pytest.mark.parametrize(("extra_bytes", "truncated"), case("skill.body.size-cap", [
     ("at-cap", (0, False)),
@@ -492,6 +558,9 @@ def test_references_resolve_inside_the_folder(sk: Skills, reference: str) -> Non
     ("blank", ("  ", "empty")),
     ("symlink-file-out", ("references/out.md", "resolves-outside-skill-folder")),
     ("symlink-dir-out", ("references/up/secret.txt", "resolves-outside-skill-folder")),
+    # the folder itself passes every earlier rule and breaks the last one, so it is an
+    # escape (not SKILL-REFERENCE-NOT-FOUND, which is for what lies inside the folder):
+    ("folder-itself", (".", "resolves-outside-skill-folder")),
 ]))
 @pytest.mark.req("SKILL-05")
 def test_references_that_escape_are_refused(sk: Skills, reference: str, reason: str) -> None:
@@ -665,6 +734,24 @@ def test_search_limit(sk: Skills) -> None:
         assert (out["ok"], out["error_code"]) == (False, "SKILL-BAD-ARGUMENTS")
 
 
+@pytest.mark.case("skill.search.default-limit")
+@pytest.mark.req("SKILL-06")
+def test_search_without_limit_returns_at_most_10(sk: Skills) -> None:
+    """Catches a default limit other than 10 (e.g. the maximum, 50): twelve skills match,
+    a search without `limit` returns the best ten and says twelve matched."""
+    names = [f"form{i:02d}" for i in range(12)]
+    for i, name in enumerate(names):
+        single(sk.layer("system"), name, name, "Fill forms " + "x " * i)
+    sk.setup()
+    agent = sk.spawn(names)
+    full = sk.call(agent, "skill_search", {"query": "forms", "limit": 50})["content"]
+    assert len(full["results"]) == full["total_matches"] == 12
+    out = sk.call(agent, "skill_search", {"query": "forms"})["content"]
+    expect([r["name"] for r in out["results"]], [r["name"] for r in full["results"]][:10],
+           "SKILL-06: `limit` defaults to 10 (the best ten, in the search order)")
+    expect(out["total_matches"], 12, "SKILL-06: total_matches counts every match")
+
+
 # --------------------------------------------------------------------------- SKILL-07
 
 
@@ -708,6 +795,22 @@ def test_preferred_pin_marks_but_grants_nothing(sk: Skills) -> None:
     assert "SKILL-PIN-NOT-GRANTED" in codes(sk.impl.parse(sk.definition(["db"])))
 
 
+@pytest.mark.case("skill.preferred.pin-ascii-fold")
+@pytest.mark.req("SKILL-07", "SKILL-01")
+def test_a_pin_matches_its_skill_up_to_ascii_case(sk: Skills) -> None:
+    """Catches pins matched by exact name: the pin `DB` must mark (and list) the declared
+    skill `db`, as declared names, use_skill names and amendments do (SKILL-01)."""
+    package(sk.layer("system"), "db", "name: db\ndescription: The db\n"
+            "include_in_prompt: false\n")
+    sk.setup(preferred=["DB"])
+    agent = sk.spawn(["db"])
+    [row] = sk.resolved(agent)
+    expect((row["preferred"], row["listed"]), (True, True),
+           "SKILL-01/SKILL-07: a pin names its skill up to ASCII case")
+    expect_catalog(sk.section(["db"]), [("db", "The db", "db/SKILL.md")],
+                   "SKILL-07: the pinned skill is listed although include_in_prompt is false")
+
+
 # --------------------------------------------------------------------------- SKILL-08
 
 
@@ -730,6 +833,29 @@ def test_amendment_applies_to_the_reviewed_body(sk: Skills) -> None:
     out = sk.call(agent, "use_skill", {"name": "deploy"})["content"]
     assert out["body"] == "Step 1.\n\n## Local amendment\n\nStep 2: notify the channel.\n"
     assert out["amendment"]["status"] == "applied"
+
+
+@pytest.mark.case("skill.amendment.name-ascii-fold")
+@pytest.mark.req("SKILL-08", "SKILL-01")
+def test_an_amendment_names_its_skill_up_to_ascii_case(sk: Skills) -> None:
+    """Catches amendments matched to skills by exact name: an amendment for `DEPLOY` is
+    for the skill `deploy` (SKILL-01), so it applies when the hash matches and is held
+    back (never silently dropped) when it does not."""
+    d = package(sk.layer("system"), "deploy", "name: deploy\ndescription: Deploy\n",
+                "Step 1.\n")
+    package(sk.layer("system"), "ship", "name: ship\ndescription: Ship\n", "Ship.\n")
+    sk.setup(amendments=[{"skill": "DEPLOY", "reviewed_hash": sha(d / "SKILL.md"),
+                          "text": "Step 2.\n"},
+                         {"skill": "Ship", "reviewed_hash": "sha256:" + "0" * 64,
+                          "text": "Old patch.\n"}])
+    agent = sk.spawn(["deploy", "ship"])
+    out = sk.call(agent, "use_skill", {"name": "deploy"})["content"]
+    expect((out["body"], (out["amendment"] or {}).get("status")),
+           ("Step 1.\n\n## Local amendment\n\nStep 2.\n", "applied"),
+           "SKILL-01/SKILL-08: the amendment for `DEPLOY` applies to `deploy`")
+    held = sk.call(agent, "use_skill", {"name": "ship"})["content"]["amendment"]
+    expect((held or {}).get("status"), "held-back",
+           "SKILL-01/SKILL-08: the amendment for `Ship` is held back for `ship`")
 
 
 @pytest.mark.case("skill.amendment.held-back-when-changed")

@@ -260,7 +260,9 @@ def vm_world(sk: Skills) -> list[str]:
 @pytest.mark.req("SKILL-10")
 def test_a_skill_not_for_confidential_vms_is_closed_there(sk: Skills) -> None:
     """Catches a gated skill that is listed, found by search, or loadable by name even
-    though the catalog hides it; and a gate without a reason."""
+    though the catalog hides it; and a gate without a reason. Also a closed skill revealed
+    elsewhere: in the `granted` list of a SKILL-NOT-GRANTED refusal, or in `unavailable`
+    for a query that shares no token with its name and description."""
     names = vm_world(sk)
     sk.setup(vm_type="confidential")
     agent = sk.spawn(names)
@@ -281,6 +283,17 @@ def test_a_skill_not_for_confidential_vms_is_closed_there(sk: Skills) -> None:
            "SKILL-10: search does not find a gated skill")
     expect(found["unavailable"], [{"name": "shopify-flow", "reason": "confidential-vm"}],
            "SKILL-10: search says which matching skill is closed here, and why")
+    unrelated = sk.call(agent, "skill_search", {"query": "ledger totals"})["content"]
+    expect(unrelated["unavailable"], [],
+           "SKILL-10: a closed skill is named in `unavailable` only when its name + "
+           "description shares a token with the query")
+    refused = sk.call(agent, "use_skill", {"name": "payroll"})
+    expect((refused["ok"], refused.get("error_code")), (False, "SKILL-NOT-GRANTED"),
+           "SKILL-01: an undeclared skill is not granted")
+    expect(sorted((refused.get("error_detail") or {}).get("granted") or []),
+           ["ledger", "notes"],
+           "SKILL-10: the `granted` list of a SKILL-NOT-GRANTED refusal names only open "
+           "skills")
     expect_true("SKILL-GATED" in codes(sk.impl.parse(sk.definition(names))),
                 "SKILL-10: the gate is reported as a diagnostic")
 

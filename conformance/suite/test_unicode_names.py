@@ -124,6 +124,21 @@ def test_cjk_with_latin_and_japanese_mixes_are_one_name(impl: Harness) -> None:
         assert saved["saved"] is True, (name, errors(saved["diagnostics"]))
 
 
+@pytest.mark.case("def.name.unicode.length-in-code-points")
+@pytest.mark.req("DEF-01", "DEF-02")
+def test_the_name_limit_counts_code_points_not_utf16_units(impl: Harness) -> None:
+    """Bug: the 64 limit counted in UTF-16 code units (a JavaScript string's length), so a
+    name of 33-64 CJK Extension B ideographs (two units each) is refused."""
+    impl.setup(**WORLD)
+    ideographs = "".join(chr(0x20000 + i) for i in range(65))  # U+20000.. (Han, Lo)
+    for length, valid in ((40, True), (64, True), (65, False)):
+        source = (f"---\nname: {ideographs[:length]}\ndescription: d\ntools: [read]\n"
+                  "---\nWork.\n")
+        saved = impl.save(source, filename="ext-b.md")
+        bad = [d for d in saved["diagnostics"] if d["code"] == "DEF-BAD-NAME"]
+        assert (saved["saved"], bool(bad)) == (valid, not valid), (length, bad)
+
+
 # --- MEM-01 / MEM-09: private memory of a Unicode agent, Unicode file names ---------------
 
 @pytest.mark.case("memory.unicode.round-trip")

@@ -18,6 +18,13 @@ def ascii_fold(name: str) -> str:
     return name.translate(_ASCII_FOLD)
 
 
+def trim_name(name: str) -> str:
+    """A name as written, without surrounding spaces and tabs: the only trimming a name
+    gets (TOOL-02). Python's ``str.strip`` would also drop a no-break space, an
+    ideographic space and line breaks, and let ``"\u3000pdf"`` stand for ``pdf``."""
+    return name.strip(" \t")
+
+
 def split_names(text: str) -> list[tuple[str, int]]:
     """Split a comma-separated name string into (trimmed name, 0-based column offset).
 
@@ -26,7 +33,7 @@ def split_names(text: str) -> list[tuple[str, int]]:
     out: list[tuple[str, int]] = []
     start = 0
     for piece in text.split(","):
-        stripped = piece.strip(" \t")
+        stripped = trim_name(piece)
         offset = start + (len(piece) - len(piece.lstrip(" \t")))
         out.append((stripped, offset))
         start += len(piece) + 1

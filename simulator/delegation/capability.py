@@ -34,6 +34,14 @@ AgentFactory = Callable[[str, bool, str], tuple[str, tuple[str, ...]]]
 """(definition source, background, parent id) -> (new agent id, its mounted tool names).
 The parent id is recorded by the loop as the agent's parent and used for nothing else."""
 
+OuterParent = Callable[[str], str | None]
+"""The parent of an agent the capability did not create (``agent.spawn {parent}``), or
+None: lineage above a top-level agent, used for authorisation only."""
+
+
+def _no_outer_parent(agent: str) -> str | None:
+    return None
+
 
 class DelegationError(Exception):
     """A structured refusal: ``code``, a message, and ``detail`` the caller can act on."""
@@ -93,6 +101,7 @@ class DelegationCapability:
     inbox: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     log: EventLog = field(default_factory=EventLog)
     running: dict[str, int] = field(default_factory=dict)  # parent -> running children
+    outer_parent: OuterParent = _no_outer_parent
 
     # -- lookups -------------------------------------------------------------------
 
@@ -120,11 +129,17 @@ class DelegationCapability:
         return agent if node is None else node.lineage.root
 
     def is_ancestor(self, ancestor: str, agent: str) -> bool:
-        node = self.nodes.get(agent)
-        while node is not None:
-            if node.lineage.parent == ancestor:
+        """Lineage used for authorisation (DELEG-02): delegation parents, then the parents
+        of top-level agents (``agent.spawn {parent}``), the same for a stop and a
+        follow-up."""
+        seen: set[str] = set()
+        current: str | None = agent
+        while current is not None and current not in seen:
+            seen.add(current)
+            node = self.nodes.get(current)
+            current = node.lineage.parent if node is not None else self.outer_parent(current)
+            if current == ancestor:
                 return True
-            node = self.nodes.get(node.lineage.parent)
         return False
 
     def effective_permissions(self, agent: str) -> PinnedPermissions | None:

@@ -48,6 +48,12 @@ def new_capability(session: Session, agent_types: dict[str, str],
         old.close()
     capability = DelegationCapability(agent_types, limits, default_implementers(),
                                       chain_of(session.state))
+
+    def outer_parent(agent: str) -> str | None:
+        record = session.agents.get(agent)
+        return None if record is None else record.parent
+
+    capability.outer_parent = outer_parent
     session.state[STATE_KEY] = capability
     session.state["delegation.stop"] = lambda agent: capability.stop(agent, by=None)
     session.state["delegation.manages"] = lambda agent: agent in capability.nodes
@@ -109,7 +115,7 @@ def call_task_stop(session: Session, caller: str, args: Mapping[str, Any]) -> To
         return failure("TASK-NOT-FOUND", f"no task {target!r}", {"task_id": target},
                        terminal_for_attempt=True)
     capability = capability_of(session)
-    if not _is_ancestor(session, capability, caller, target):
+    if not capability.is_ancestor(caller, target):
         return failure("NOT-YOUR-TASK", f"{target} was not delegated by {caller} or by its "
                        "children", {"task_id": target}, terminal_for_attempt=True)
     try:
@@ -119,22 +125,6 @@ def call_task_stop(session: Session, caller: str, args: Mapping[str, Any]) -> To
     partial = next((r for r in outcome["reports"] if r["task_id"] == target), None)
     return success({"stopped": outcome["stopped"],
                     "settled": [s["card"] for s in outcome["settled"]], "partial": partial})
-
-
-def _is_ancestor(session: Session, capability: DelegationCapability, ancestor: str,
-                 agent: str) -> bool:
-    """Lineage used for authorisation: delegation parents and ``agent.spawn`` parents."""
-    seen: set[str] = set()
-    current: str | None = agent
-    while current is not None and current not in seen:
-        seen.add(current)
-        node = capability.nodes.get(current)
-        record = session.agents.get(current)
-        current = node.lineage.parent if node is not None else (
-            record.parent if record is not None else None)
-        if current == ancestor:
-            return True
-    return False
 
 
 ToolHook = Callable[[Session, str, Mapping[str, Any], AgentFactory], ToolResult]

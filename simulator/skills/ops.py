@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from capconf.simulator.compose.session import Handler, ProtocolError, Session
-from capconf.simulator.core.names import ascii_fold
+from capconf.simulator.core.names import ascii_fold, trim_name
 from capconf.simulator.skills.preferences import (
     Preference,
     PreferenceKind,
@@ -56,10 +56,10 @@ def _store(session: Session, state: PreferenceState) -> None:
 
 def _text(args: Mapping[str, Any], key: str) -> str:
     value = args.get(key)
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str) or not trim_name(value):
         raise ProtocolError("bad_request", f"`{key}` must be a non-empty string",
                             ("args", key))
-    return value.strip()
+    return trim_name(value)
 
 
 def _choice(args: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -> str:
@@ -85,7 +85,7 @@ def _status(pref: Preference, session: Session, args: Mapping[str, Any]
     declared = [] if record.view.definition is None else [
         r.name for r in record.view.definition.skills or ()]
     key = ascii_fold(pref.name)
-    if not any(ascii_fold(d.strip()) == key for d in declared):
+    if not any(ascii_fold(trim_name(d)) == key for d in declared):
         return {**row, "status": "not-granted", "reason": None}
     skill = resolution.find(pref.name) if isinstance(resolution, SkillResolution) else None
     if skill is None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
-from capconf.simulator.core.names import ascii_fold
+from capconf.simulator.core.names import ascii_fold, trim_name
 
 
 class PreferenceKind(StrEnum):
@@ -79,7 +79,7 @@ OFFER_RULES: tuple[tuple[OfferReason, bool, str], ...] = (
 
 def task_key(task_type: str) -> str:
     """Task types compare like names: trimmed, ASCII case folded only."""
-    return ascii_fold(task_type.strip())
+    return ascii_fold(trim_name(task_type))
 
 
 @dataclass(frozen=True)
@@ -105,9 +105,9 @@ class PreferenceState:
 
     def preferred_for(self, kind: PreferenceKind, name: str) -> tuple[str, ...]:
         """The task types this item is the preferred choice for, in the order set."""
-        key = ascii_fold(name.strip())
+        key = ascii_fold(trim_name(name))
         return tuple(p.task_type for p in self.preferences
-                     if p.kind is kind and ascii_fold(p.name.strip()) == key)
+                     if p.kind is kind and ascii_fold(trim_name(p.name)) == key)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from capconf.simulator.core.diagnostics import Diagnostic, Location, Mode, diagnose
-from capconf.simulator.core.names import ascii_fold
+from capconf.simulator.core.names import ascii_fold, trim_name
 from capconf.simulator.definition.declarations import NameRef
 from capconf.simulator.skills.amendments import (
     Amendment,
@@ -95,7 +95,10 @@ class SkillResolution:
     vm_type: VmType = VmType.STANDARD
 
     def find(self, name: str) -> ResolvedSkill | None:
-        key = ascii_fold(name.strip())
+        """The granted skill named `name` (use_skill's argument, a preference's name):
+        surrounding spaces and tabs trimmed, then ASCII folding (SKILL-01, as TOOL-02);
+        a no-break space or a line break is part of the name, so it matches nothing."""
+        key = ascii_fold(trim_name(name))
         for skill in self.skills:
             if ascii_fold(skill.package.name) == key:
                 return skill
@@ -130,10 +133,10 @@ def resolve_skills(declared: Sequence[NameRef] | None, discovery: SkillDiscovery
     diags: list[Diagnostic] = list(discovery.diagnostics)
     resolved: list[ResolvedSkill] = []
     seen: set[str] = set()
-    pinned = {ascii_fold(p.strip()) for p in world.preferred}
+    pinned = {ascii_fold(trim_name(p)) for p in world.preferred}
     searched = ", ".join(str(layer) for layer, _ in world.layers) or "none configured"
     for ref in declared:
-        key = ascii_fold(ref.name.strip())
+        key = ascii_fold(trim_name(ref.name))
         if key in seen:
             diags.append(diagnose(
                 SKILL_DUPLICATE_DECLARATION, mode,
@@ -141,7 +144,7 @@ def resolve_skills(declared: Sequence[NameRef] | None, discovery: SkillDiscovery
                 "the repeat.", ref.location))
             continue
         seen.add(key)
-        candidates = discovery.by_layer(ref.name.strip())
+        candidates = discovery.by_layer(trim_name(ref.name))
         if not candidates:
             diags.append(diagnose(
                 SKILL_NOT_FOUND, mode,
@@ -158,7 +161,7 @@ def resolve_skills(declared: Sequence[NameRef] | None, discovery: SkillDiscovery
                 f"name in {', '.join(hidden)}.", ref.location))
         outcome = None
         for amendment in world.amendments:
-            if ascii_fold(amendment.skill.strip()) == key:
+            if ascii_fold(trim_name(amendment.skill)) == key:
                 outcome = evaluate(amendment, winner.content_hash)
                 if outcome.status is AmendmentStatus.HELD_BACK:
                     diags.append(diagnose(
@@ -184,7 +187,7 @@ def resolve_skills(declared: Sequence[NameRef] | None, discovery: SkillDiscovery
             winner, hidden, key in pinned, outcome, skill_location(winner, workspace),
             world.preference_state.preferred_for(PreferenceKind.SKILL, winner.name), gate))
     for pin in world.preferred:
-        if ascii_fold(pin.strip()) not in seen:
+        if ascii_fold(trim_name(pin)) not in seen:
             diags.append(diagnose(
                 SKILL_PIN_NOT_GRANTED, mode,
                 f"skill `{pin}` is pinned as preferred but not declared in `skills`; the pin "
