@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SLOW_FILES = ("tests/conformance/test_mutants.py", "tests/conformance/test_eyes_proxy.py",
-              "tests/conformance/test_eyes2_proxy.py", "tests/conformance/test_eyes3_proxy.py")
+              "tests/conformance/test_eyes2_proxy.py", "tests/conformance/test_eyes3_proxy.py",
+              "tests/conformance/test_eyes4_proxy.py")
 COUNT = re.compile(r"(\d+) (passed|failed|skipped|deselected|errors?|xfailed|xpassed)")
 
 

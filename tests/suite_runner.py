@@ -462,6 +462,21 @@ def batch_of_selected(request: pytest.FixtureRequest,
     return view
 
 
+def bug_on_its_case(name: str, impl: str, requirement: str, case: str) -> SuiteJob:
+    """An outside tester's wrong runtime on its requirement, the case that must catch it
+    first, to the first failure (the case fails first, or it passed and the rest run)."""
+    return SuiteJob(name, impl, (requirement,), first_failure=True, first=(case,))
+
+
+def assert_killed_by_its_case(run: SuiteRun, name: str, requirement: str, case: str) -> None:
+    """The run of ``bug_on_its_case`` failed that very case (a weakened case shows up as a
+    surviving bug again, even when another case of the requirement still fails)."""
+    assert run.cases, run.output[-2000:]
+    assert case in run.cases, f"case {case} did not run for {requirement}"
+    assert run.cases[case]["outcome"] in FAILING, (
+        f"bug {name} passed {case}: {run.cases[case]['outcome']}")
+
+
 def killed_over_stdio(tmp_path: Path, impl: str, requirement: str) -> SuiteRun:
     """A fresh ``capconf run`` of one requirement's cases against the command ``impl``,
     to the first failure; asserts the run failed a case."""

@@ -20,7 +20,14 @@ from pathlib import Path
 
 import eyes_inprocess
 import pytest
-from suite_runner import BatchView, SuiteJob, batch_of_selected, killed_over_stdio
+from suite_runner import (
+    BatchView,
+    SuiteJob,
+    assert_killed_by_its_case,
+    batch_of_selected,
+    bug_on_its_case,
+    killed_over_stdio,
+)
 
 PROXY = Path(__file__).resolve().parent.parent / "fake_impls" / "eyes3" / "proxy.py"
 FAILING = {"failed", "errored", "crashed", "timed out"}
@@ -55,9 +62,7 @@ def job(name: str) -> SuiteJob:
     fails first, or it passed and the rest run); a variant on every case of its
     requirements."""
     if name in BUGS:
-        requirement, case = BUGS[name]
-        return SuiteJob(name, eyes_inprocess.impl("eyes3", name), (requirement,),
-                        first_failure=True, first=(case,))
+        return bug_on_its_case(name, eyes_inprocess.impl("eyes3", name), *BUGS[name])
     return SuiteJob(name, eyes_inprocess.impl("eyes3", name), VARIANTS[name][0])
 
 
@@ -70,12 +75,7 @@ def runs(request: pytest.FixtureRequest) -> BatchView:
 @pytest.mark.parametrize("name", sorted(BUGS))
 def test_the_third_rounds_wrong_runtime_is_killed_by_its_case(runs: BatchView,
                                                               name: str) -> None:
-    run = runs.result(name)
-    requirement, case = BUGS[name]
-    assert run.cases, run.output[-2000:]
-    assert case in run.cases, f"case {case} did not run for {requirement}"
-    assert run.cases[case]["outcome"] in FAILING, (
-        f"bug {name} passed {case}: {run.cases[case]['outcome']}")
+    assert_killed_by_its_case(runs.result(name), name, *BUGS[name])
 
 
 @pytest.mark.slow
