@@ -19,9 +19,11 @@ def ascii_fold(name: str) -> str:
 
 
 def trim_name(name: str) -> str:
-    """A name as written, without surrounding spaces and tabs: the only trimming a name
-    gets (TOOL-02). Python's ``str.strip`` would also drop a no-break space, an
-    ideographic space and line breaks, and let ``"\u3000pdf"`` stand for ``pdf``."""
+    """A name as written, without surrounding spaces and tabs (TOOL-02): the trimming of
+    every name a registry looks up, declared, given by the world or by the model (an
+    entry of a comma-separated string also loses its line breaks, DEF-03). Python's
+    ``str.strip`` would also drop a no-break space, an ideographic space and line breaks,
+    and let ``"\u3000pdf"`` stand for ``pdf``."""
     return name.strip(" \t")
 
 

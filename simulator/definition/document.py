@@ -15,6 +15,7 @@ from typing import Any
 from capconf.simulator.core.diagnostics import Location
 from capconf.simulator.core.names import ascii_fold
 from capconf.simulator.core.nearest import osa_distance
+from capconf.simulator.core.text import normalize_block
 from capconf.simulator.definition.declarations import KnowledgeDeclaration, MemoryMode, NameRef
 from capconf.simulator.definition.yamlsource import json_value
 
@@ -100,8 +101,5 @@ class Definition:
 
 
 def normalize_body(text: str) -> str:
-    """Leading blank lines and trailing whitespace are not part of the body."""
-    lines = text.split("\n")
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    return "\n".join(lines).rstrip()
+    """Leading blank lines and trailing whitespace are not part of the body (DEF-01)."""
+    return normalize_block(text)

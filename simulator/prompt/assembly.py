@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from capconf.simulator.core.text import normalize_block
+
 SECTION_ORDER: tuple[str, ...] = ("skills", "knowledge", "mcp", "memory")
 SEPARATOR = "\n\n"
 
@@ -27,22 +29,12 @@ class Prompt:
     parts: tuple[PromptPart, ...]
 
 
-def normalize_frame(frame: str) -> str:
-    """The frame as DEF-01 normalises a body (PROMPT-01, PROMPT-03): leading blank lines
-    (lines holding only whitespace) and trailing whitespace removed, nothing else, so the
-    first line keeps its indentation and a frame of only whitespace becomes ``""``."""
-    lines = frame.split("\n")
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    return "\n".join(lines).rstrip()
-
-
 def assemble_prompt(frame: str, sections: dict[str, str | None], body: str) -> Prompt:
     unknown = set(sections) - set(SECTION_ORDER)
     if unknown:
         raise ValueError(f"unknown catalog sections: {sorted(unknown)}")
     parts: list[PromptPart] = []
-    frame = normalize_frame(frame)
+    frame = normalize_block(frame)  # as DEF-01 normalises a body (PROMPT-01, PROMPT-03)
     if frame:
         parts.append(PromptPart("frame", frame))
     for dimension in SECTION_ORDER:

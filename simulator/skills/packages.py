@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from capconf.simulator.core.diagnostics import DiagnosticKind, Severity
+from capconf.simulator.core.names import trim_name
 from capconf.simulator.core.unicode_names import file_name_problem
 from capconf.simulator.skills.amendments import content_hash
 from capconf.simulator.skills.flags import FlagProblem, select_sections
@@ -181,7 +182,7 @@ def _metadata(data: Mapping[str, Any], layer: SkillLayer, where: str
     """Validate the metadata mapping (skill.yaml or front matter). Returns the fields or
     the first problem (with the key at fault)."""
     name = data.get("name")
-    problem = file_name_problem(name.strip()) if isinstance(name, str) else "is not a string"
+    problem = file_name_problem(trim_name(name)) if isinstance(name, str) else "is not a string"
     if problem is not None or not isinstance(name, str):
         return None, (f"{where}: `name` {problem}; it must be 1-64 letters or digits of any "
                       "script (NFC, not mixed), `.`, `_` or `-`, starting with a letter or digit")
@@ -205,7 +206,7 @@ def _metadata(data: Mapping[str, Any], layer: SkillLayer, where: str
     if provenance is not None and provenance not in {p.value for p in Provenance}:
         return None, f"{where}: `provenance` must be one of system, learned, user"
     return {
-        "name": name.strip(),
+        "name": trim_name(name),
         "title": _collapse(title),
         "description": _collapse(description),
         "category": category,

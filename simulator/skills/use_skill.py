@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from capconf.simulator.core.envelope import ToolResult, failure, success
-from capconf.simulator.core.names import ascii_fold
+from capconf.simulator.core.names import ascii_fold, trim_name
 from capconf.simulator.skills.amendments import apply_outcome, content_hash, evaluate
 from capconf.simulator.skills.flags import FlagSelection, select_sections
 from capconf.simulator.skills.folder import ReferenceEscape, check_reference, read_in_folder
@@ -129,7 +129,7 @@ def call_use_skill(resolution: SkillResolution, args: object) -> ToolResult:
                            {"name": skill.package.name})
         outcome = None
         for amendment in resolution.amendments:
-            if ascii_fold(amendment.skill.strip()) == ascii_fold(skill.package.name):
+            if ascii_fold(trim_name(amendment.skill)) == ascii_fold(skill.package.name):
                 outcome = evaluate(amendment, content_hash(raw))
                 break
         selection = flagged_body(raw, resolution.feature_versions)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from capconf.simulator.core.diagnostics import WorldSetupError
+from capconf.simulator.core.names import trim_name
 from capconf.simulator.skills.amendments import Amendment
 from capconf.simulator.skills.flags import FEATURE_RE, VERSION_RE
 from capconf.simulator.skills.gating import VmType
@@ -89,7 +90,7 @@ WORLD_KEYS = ("layers", "preferred", "amendments", "preferences", "offers_asked"
 
 
 def _nonempty(value: object) -> bool:
-    return isinstance(value, str) and bool(value.strip())
+    return isinstance(value, str) and bool(trim_name(value))
 
 
 def _preference_state(args: Mapping[str, Any]) -> PreferenceState:
@@ -113,15 +114,15 @@ def _preference_state(args: Mapping[str, Any]) -> PreferenceState:
             raise WorldSetupError((*where, "task_type"), "a second preference for this task "
                                   "type (task types compare ASCII case-insensitively)")
         state = state.with_preference(
-            Preference(row["task_type"].strip(), PreferenceKind(row["kind"]),
-                       row["name"].strip()))
+            Preference(trim_name(row["task_type"]), PreferenceKind(row["kind"]),
+                       trim_name(row["name"])))
     asked = args.get("offers_asked", [])
     if not isinstance(asked, list):
         raise WorldSetupError(("skills", "offers_asked"), "must be a list of task types")
     for i, task_type in enumerate(asked):
         if not _nonempty(task_type):
             raise WorldSetupError(("skills", "offers_asked", i), "must be a non-empty string")
-    return replace(state, offers_asked=tuple(t.strip() for t in asked))
+    return replace(state, offers_asked=tuple(trim_name(t) for t in asked))
 
 
 def _feature_versions(args: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
