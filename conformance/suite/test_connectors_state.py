@@ -92,12 +92,15 @@ def test_a_failure_report_carries_the_providers_reason_and_nothing_else(
     driver = setup(impl, outcomes=outcomes)
     missing = call(driver, "+read", id="m-404")
     assert missing["ok"] is False and missing["error_code"] == "provider_error"
-    assert missing["error_detail"]["reason"] == not_found, "the provider's reason was rebuilt"
+    reason = missing["error_detail"]["reason"]
+    kept = {key: reason.get(key) for key in not_found}
+    assert kept == not_found, f"the provider's reason was rebuilt: {reason}"
     assert missing["retry_after_ms"] is None, "a retry time the provider never gave"
     busy = call(driver, "users.labels.list")
     assert busy["error_code"] == "provider_error"
-    assert busy["error_detail"]["reason"] == {"code": "backendError", "message": "try later",
-                                              "status": 503}
+    reason = busy["error_detail"]["reason"]
+    kept = {key: reason.get(key) for key in ("code", "message", "status")}
+    assert kept == {"code": "backendError", "message": "try later", "status": 503}, reason
     assert busy["retry_after_ms"] == 1500
     assert call(driver, "+triage")["ok"] is True, "a provider error stopped the provider"
 
@@ -213,20 +216,24 @@ def test_the_progress_report_lists_only_the_calls_that_ran_in_this_attempt(
         impl: Harness) -> None:
     """Bugs: the progress report of a provider stop (`completed`) counts refused calls
     (denied, carded, undocumented) as progress, or keeps the calls of an earlier attempt
-    after conn.task.start, so the agent believes it did what it never did."""
-    outcomes = {"gmail": {"users.messages.list": [{"error": {
-        "code": "rateLimitExceeded", "status": 429, "message": "Too many requests."}}]}}
-    driver = setup(impl, outcomes=outcomes)
+    after conn.task.start, so the agent believes it did what it never did. The stop is
+    the manifest's quota, so the call that meets it is certainly not sent (whether a call
+    the provider itself answered 429 counts as run is left open)."""
+    small = gmail_files(manifest_yaml=("units_per_minute_per_user: 6000",
+                                       "units_per_minute_per_user: 30"))
+    driver = setup(impl, files=small)
     assert call(driver, "users.messages.get", id="old")["ok"] is True   # earlier attempt
     assert call(driver, "users.labels.list")["ok"] is True
     driver.request("conn.task.start", {})
+    driver.request("conn.clock.advance", {"ms": 120_000})  # and a fresh quota window
     assert call(driver, "users.messages.trash", id="m1")["ok"] is False       # deny
     assert is_card(call(driver, "+send", **MAIL_A))                          # ask
     assert call(driver, "users.settings.filters.create")["ok"] is False      # undocumented
-    assert call(driver, "users.messages.get", id="m2")["ok"] is True         # ran
-    assert call(driver, "users.drafts.create", body="x")["ok"] is True       # ran
-    stop = call(driver, "+triage")
+    assert call(driver, "users.messages.get", id="m2")["ok"] is True         # ran: 20 units
+    assert call(driver, "users.drafts.create", body="x")["ok"] is True       # ran: 10 units
+    stop = call(driver, "+triage")                                           # 5 more: over
     assert stop["ok"] is False and stop["terminal_for_attempt"] is True, stop
+    assert stop["error_code"] == "connector_rate_limited", stop
     completed = stop["error_detail"]["completed"]
     assert len(completed) == 2, f"not the 2 calls that ran in this attempt: {completed}"
 

@@ -99,12 +99,12 @@ def test_a_childs_calls_are_decided_with_the_writable_roots_of_its_snapshot(
     parent = root(impl)
     kid = child(impl, parent)
     grandchild = child(impl, kid, implementer="out-of-process")
-    for agent in (kid, grandchild):
+    for i, agent in enumerate((kid, grandchild)):  # file names never built from an id
         roots = node(impl, agent)["permissions"]["writable_roots"]
         assert [Path(r).resolve() for r in roots] == [inside.resolve()]
-        wrote = call(impl, agent, "write", path=str(inside / f"{agent}.txt"), content="ok")
+        wrote = call(impl, agent, "write", path=str(inside / f"w{i}.txt"), content="ok")
         assert wrote["ok"] is True, wrote
-        assert (inside / f"{agent}.txt").read_text() == "ok"
+        assert (inside / f"w{i}.txt").read_text() == "ok"
         denied = _refused(call(impl, agent, "write", path=str(outside / "no.txt"),
                                content="x"), "APPROVAL-DENIED")
         assert denied["error_detail"].get("rule") == "never-ask", denied
@@ -301,8 +301,10 @@ def test_the_log_alone_rebuilds_lineage_reports_stops_and_resumes(impl: Harness)
         [made] = [e for e in events if e["event"] == "delegated" and e["agent"] == n["agent"]]
         for key in ("parent", "root", "depth", "implementer", "background", "agent_type"):
             assert made[key] == n[key], (key, made, n)
-    [reported] = [e for e in events if e["event"] == "reported" and e["agent"] == fork]
-    assert reported["status"] == "blocked", reported
+    # the stop's partial report may be logged as a `reported` event too (status stopped)
+    reported = [e.get("status") for e in events
+                if e["event"] == "reported" and e["agent"] == fork]
+    assert reported[:1] == ["blocked"] and set(reported[1:]) <= {"stopped"}, reported
     [resumed] = [e for e in events if e["event"] == "resumed"]
     assert (resumed["agent"], resumed["depth"]) == (fork, 1), resumed
     stopped = {e["agent"]: e for e in events if e["event"] == "stopped"}

@@ -512,7 +512,8 @@ def test_a_repeated_unknown_name_gets_a_chip_at_each_position(impl: Harness) -> 
     assert got == want, "a chip and a parse disagree"
     assert sorted(c["index"] for c in chips) == [1, 3, 4, 5], chips
     second = next(c for c in chips if c["index"] == 3)
-    assert second["name"] == "webfech" and second["removal"] == {"field": "tools", "remove": 3}
+    assert second["name"] == "webfech", second
+    assert (second["removal"]["field"], second["removal"]["remove"]) == ("tools", 3), second
     result = edit(impl, REPEATED, second["removal"], "a.md")
     assert result["applied"] is True, result["refusal"]
     assert definition(impl, result["document"], "a.md")["tools"] == [

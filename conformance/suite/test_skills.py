@@ -840,15 +840,25 @@ def test_amendment_applies_to_the_reviewed_body(sk: Skills) -> None:
 def test_an_amendment_names_its_skill_up_to_ascii_case(sk: Skills) -> None:
     """Catches amendments matched to skills by exact name: an amendment for `DEPLOY` is
     for the skill `deploy` (SKILL-01), so it applies when the hash matches and is held
-    back (never silently dropped) when it does not."""
+    back (never silently dropped) when it does not. And one matched after Unicode
+    trimming: an amendment for `\u3000tidy` names no skill, so `tidy` gets none."""
     d = package(sk.layer("system"), "deploy", "name: deploy\ndescription: Deploy\n",
                 "Step 1.\n")
     package(sk.layer("system"), "ship", "name: ship\ndescription: Ship\n", "Ship.\n")
+    t = package(sk.layer("system"), "tidy", "name: tidy\ndescription: Tidy\n", "Tidy.\n")
     sk.setup(amendments=[{"skill": "DEPLOY", "reviewed_hash": sha(d / "SKILL.md"),
                           "text": "Step 2.\n"},
                          {"skill": "Ship", "reviewed_hash": "sha256:" + "0" * 64,
-                          "text": "Old patch.\n"}])
-    agent = sk.spawn(["deploy", "ship"])
+                          "text": "Old patch.\n"},
+                         {"skill": "\u3000tidy", "reviewed_hash": sha(t / "SKILL.md"),
+                          "text": "Not for tidy.\n"}])
+    agent = sk.spawn(["deploy", "ship", "tidy"])
+    tidy = sk.call(agent, "use_skill", {"name": "tidy"})["content"]
+    expect((tidy["body"], tidy["amendment"]), ("Tidy.\n", None),
+           "SKILL-01/SKILL-08: only spaces and tabs are trimmed, so `\\u3000tidy` is not tidy")
+    [resolved] = [r for r in sk.resolved(agent) if r["name"] == "tidy"]
+    expect(resolved.get("amendment"), None,
+           "SKILL-08: skills.resolved and use_skill agree that tidy has no amendment")
     out = sk.call(agent, "use_skill", {"name": "deploy"})["content"]
     expect((out["body"], (out["amendment"] or {}).get("status")),
            ("Step 1.\n\n## Local amendment\n\nStep 2.\n", "applied"),

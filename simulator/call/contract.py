@@ -32,7 +32,8 @@ ERROR_CODES: tuple[tuple[str, str, str], ...] = (
      "in this context; load it with `load_tool_namespace`, then call again"),
     ("unknown_namespace", "true", "`load_tool_namespace` named a namespace not visible on "
      "this channel; nothing was loaded"),
-    ("invalid_arguments", "true", "a required argument is missing or not of its type"),
+    ("invalid_arguments", "true", "a required argument is missing, an argument is not of "
+     "its type, or the schema closes the object and an unknown argument is given"),
 )
 
 HANDOFF_OUTCOMES = ("completed", "failed", "cancelled")
