@@ -266,14 +266,16 @@ def test_card_summary_is_cut_after_200_code_points(impl: Harness) -> None:
     """Bug: the summary cut at 200 UTF-16 code units (a JS `slice`: emoji count twice and
     a pair can be split), or `...` added to a summary of exactly 200 code points (`>=`
     instead of `>`). `{"content":"` is 12 code points and `","path":"a.txt"}` 17, so 171
-    emoji make a summary of exactly 200."""
+    emoji make a summary of exactly 200. Each card is settled before the next call (an
+    agent loop may wait on its open card)."""
     standard_world(impl)
     agent = spawn(impl, agent_def(name="writer"))
     emoji = "\U0001f600"
     exact = call(impl, agent, "write", path="a.txt", content=emoji * 171)
-    expect(exact["error_detail"]["card"]["summary"],
-           '{"content":"' + emoji * 171 + '","path":"a.txt"}',
+    card = exact["error_detail"]["card"]
+    expect(card["summary"], '{"content":"' + emoji * 171 + '","path":"a.txt"}',
            "APPR-02: a summary of exactly 200 code points is shown whole, without `...`")
+    decide(impl, card["id"], "deny")
     over = call(impl, agent, "write", path="b.txt", content=emoji * 300)
     expect(over["error_detail"]["card"]["summary"], '{"content":"' + emoji * 188 + "...",
            "APPR-02: a longer summary is cut after 200 code points, then `...`")
