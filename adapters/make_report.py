@@ -98,7 +98,10 @@ def read_baseline(path: Path) -> dict[str, Annotation]:
 
 def _lines(path: Path) -> list[str]:
     try:
-        return path.read_text(encoding="utf-8").splitlines()
+        # JSON Lines end with \n only: a case's reason may hold U+0085 or U+2028, which
+        # str.splitlines() takes for line breaks (capconf's report_file.py reads it so too)
+        return [line.removesuffix("\r") for line in
+                path.read_text(encoding="utf-8").split("\n")]
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: cannot read ({exc})") from None
 

@@ -296,7 +296,8 @@ def _last_failed(report: str | None) -> list[str]:
         raise GateError("--lf reruns the failing cases of the previous run's report: give "
                         "the same --report FILE")
     try:
-        lines = Path(report).read_text(encoding="utf-8").splitlines()
+        # lines end with \n only: a reason may hold U+2028 or U+0085 (report_file.py)
+        lines = Path(report).read_text(encoding="utf-8").split("\n")
         rows = [json.loads(line) for line in lines if line.strip()]
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise GateError(f"--lf: cannot read the previous report {report}: "

@@ -116,6 +116,21 @@ def test_lf_reruns_the_failures_of_the_previous_report(tmp_path: Path) -> None:
     assert refused.returncode == 2 and "--report" in refused.stderr
 
 
+def test_lf_reads_a_reason_holding_unicode_line_separators_as_one_line(
+        tmp_path: Path) -> None:
+    """A report keeps non-ASCII as is, so a reason may hold U+0085 or U+2028; `--lf`
+    reads lines ending in \n only, as every reader of the report does."""
+    from capconf.conformance.cli import _last_failed
+
+    rows = [{"type": "header"},
+            {"type": "case", "case": "a.b", "outcome": "failed", "reason": "x\u2028y\x85z"},
+            {"type": "case", "case": "a.c", "outcome": "passed", "reason": ""}]
+    report = tmp_path / "r.jsonl"
+    report.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                      encoding="utf-8")
+    assert _last_failed(str(report)) == ["a.b"]
+
+
 VERDICT_LIBRARIES = ("hypothesis", "jsonschema", "pytest", "pyyaml", "wcmatch")
 
 

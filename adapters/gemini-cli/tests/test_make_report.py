@@ -47,3 +47,21 @@ def test_a_broken_report_is_a_located_error(tmp_path: Path) -> None:
                           capture_output=True, text=True)
     assert done.returncode == 2
     assert f"{report}:2: not JSON" in done.stderr
+
+
+def test_a_reason_holding_unicode_line_separators_is_one_line(tmp_path: Path) -> None:
+    """JSON Lines end with \\n only: a case's reason written raw with U+0085 or U+2028 (the
+    report keeps non-ASCII as is) is still one row, not a "not JSON" crash."""
+    report = tmp_path / "r.jsonl"
+    rows = [{"type": "header", "suite_version": "0.1.0", "spec_version": "0.1.0",
+             "implementation": {"name": "x"}, "features": ["def"]},
+            {"type": "case", "case": "def.a", "requirements": ["DEF-01"], "level": "MUST",
+             "outcome": "expected failure", "reason": "got 'Text.\u3000\x85' and \u2028"}]
+    report.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                      encoding="utf-8")
+    baseline = tmp_path / "b.txt"
+    baseline.write_text("def.a   # kind b: design choice: keeps it\n")
+    done = subprocess.run([sys.executable, str(TOOL), str(report), str(baseline)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "| def | yes | 0 | 1 | 0 | 0 | 0 |" in done.stdout
