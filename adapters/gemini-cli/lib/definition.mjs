@@ -30,11 +30,22 @@ export function sourceBytes(args) {
   throw new BadRequest('missing `source` (or `source_b64`)', ['args']);
 }
 
+/**
+ * Which of capconf's two forms the source is in (capconf's words, SPEC DEF-01: Gemini has
+ * the Markdown form only): the `format` argument, else the file name's extension, else
+ * Markdown only when the first line is `---` and a later line is `---` (a YAML document
+ * that opens with the document marker and has no later `---` is YAML).
+ */
 function isMarkdown(args, text) {
   if (args.format === 'markdown') return true;
   if (args.format === 'yaml') return false;
-  if (typeof args.filename === 'string' && /\.md$/i.test(args.filename)) return true;
-  return /^\ufeff?---\r?\n/.test(text);
+  if (typeof args.filename === 'string') {
+    if (/\.(md|markdown)$/i.test(args.filename)) return true;
+    if (/\.ya?ml$/i.test(args.filename)) return false;
+  }
+  const [first, ...rest] = text.replace(/^\ufeff/, '').split(/\r\n|\r|\n/);
+  const marker = (line) => /^---[ \t]*$/.test(line);
+  return marker(first) && rest.some(marker);
 }
 
 /**
