@@ -111,7 +111,13 @@ SKILL_RULES: list[tuple[str, str]] = [
 ]
 
 
-# by case ID prefix, first of all: the area OpenCode has nothing of
+TRIM = ("kind b: design choice: OpenCode trims an agent file's body with JavaScript's "
+        "`trim` (`prompt: md.content.trim()`): a first line loses its indentation, and "
+        "trailing whitespace is JavaScript's set, not Unicode White_Space (U+0085 is kept, "
+        "and with it the U+3000 before it) (code: config/agent.ts load)")
+
+# by case ID prefix, first of all: the area OpenCode has nothing of, and single cases
+# whose run reason names no OpenCode behaviour the rules below could match
 CASE_RULES: list[tuple[str, str]] = [
     ("skill.flags.", "kind b: design choice: OpenCode returns a skill's body as written: no "
      "feature-flag sections, no flag report, no amendments (code: tool/skill.ts)"),
@@ -123,6 +129,29 @@ CASE_RULES: list[tuple[str, str]] = [
     ("tool.dimension-tool.", "kind b: design choice: OpenCode's agent loader reports no "
      "statuses or diagnostics: `use_skill` in `tools` is a permission key that matches no "
      "OpenCode tool, silently (code: config/agent schema)"),
+    ("appr.link-planted-same-class.", "kind a: new, related to #40160 (repro: "
+     "repro/link-planted-redirects-within-class.py): OpenCode resolves the path again when "
+     "the approved call runs and follows a link planted while the ask waited, so the call "
+     "acts on the file the link points to"),
+    ("appr.tier.link-dot-dot-resolved-on-disk", "kind b: design choice: OpenCode resolves a "
+     "tool's path lexically (Node's `path.resolve` collapses `link/..` before any link is "
+     "looked at) and acts on that same path: `write link/../x.txt` writes the workspace's "
+     "own `x.txt`, unasked, where the spec's realpath order names the file next to the "
+     "link's target, outside (code: tool/write.ts; measured on 1.18.33: the workspace's "
+     "x.txt written, nothing outside)"),
+    ("def.body.first-line-indent-kept.yaml", TRIM),
+    ("def.body.white-space-is-unicodes", TRIM),
+    ("def.bytes.lone-cr-in-body", "kind b: design choice: OpenCode reads an agent file's body "
+     "as written, line endings included: a lone CR is kept, never read as LF (code: "
+     "config/markdown.ts, gray-matter; config/agent.ts load)"),
+    ("def.bytes.lone-cr-markdown", "kind b: design choice: OpenCode's front matter reader "
+     "(gray-matter) closes front matter only at a `\\n---` line, so a file whose lines end "
+     "in CR alone has no front matter to it: OpenCode loads it with no description, an "
+     "empty prompt and every tool (code: config/markdown.ts; measured with the raw file on "
+     "1.18.33)"),
+    ("skill.names.use-skill-name-trimmed", "kind b: design choice: OpenCode's skill tool looks "
+     "a name up exactly as given, untrimmed and case-sensitive: ` \\tPDF ` is \"not found\" "
+     "(code: tool/skill.ts)"),
 ]
 
 
@@ -141,7 +170,10 @@ def annotate(reason: str, case: str = "") -> str:
 
 
 def main(argv: list[str]) -> int:
-    rows = [json.loads(x) for x in Path(argv[1]).read_text().splitlines() if x.strip()]
+    # JSON Lines ends lines with \n only: a reason may hold U+0085 or U+2028, which
+    # str.splitlines() would take for line breaks
+    text = Path(argv[1]).read_text(encoding="utf-8")
+    rows = [json.loads(x) for x in text.split("\n") if x.strip()]
     cases = [r for r in rows if r.get("type") == "case" and r.get("outcome") in FAILING]
     width = max((len(r["case"]) for r in cases), default=0) + 3
     for r in sorted(cases, key=lambda r: r["case"]):

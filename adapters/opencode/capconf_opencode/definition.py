@@ -61,16 +61,22 @@ def source_bytes(args: dict[str, Any]) -> bytes:
     raise BadSource("one of `source` (text) or `source_b64` is required")
 
 
+# capconf's trim of a declared name (TOOL-02): spaces and tabs only; a NO-BREAK or
+# IDEOGRAPHIC SPACE is part of the name and reaches OpenCode as written
+NAME_PAD = " \t"
+
+
 def declared(value: Any) -> list[str] | None:
-    """The tool names a `tools` value declares, as written (trimmed), or None."""
+    """The tool names a `tools` value declares, as written (trimmed of spaces and tabs),
+    or None."""
     if value is None:  # `tools:` with nothing after it declares the empty list
         return []
     if isinstance(value, str):
-        return [p.strip() for p in value.split(",") if p.strip()]
+        return [p.strip(NAME_PAD) for p in value.split(",") if p.strip(NAME_PAD)]
     if isinstance(value, list) and all(_is_name(v) for v in value):
         # a name is text: `7` or `2024-01-01` in a list names a tool; an empty entry
         # (`~`, a bare `-`) names none
-        return [_text(v).strip() for v in value if v is not None]
+        return [_text(v).strip(NAME_PAD) for v in value if v is not None]
     return None
 
 
@@ -151,6 +157,23 @@ def _encodable(name: str) -> bool:
         return False
 
 
+DOC_START = re.compile(r"\A---[ \t]*(?:\r\n|\r|\n)")
+_LINES = re.compile(r"\r\n|\r|\n")
+
+
+def auto_format(text: str, filename: str | None) -> str:
+    """capconf's `format: auto` (DEF-01): the file name's extension, else Markdown when
+    the first line is `---` and a later line is `---`, YAML otherwise (a YAML document
+    may open with its `---` marker)."""
+    name = (filename or "").lower()
+    if name.endswith((".md", ".markdown")):
+        return "markdown"
+    if name.endswith((".yaml", ".yml")):
+        return "yaml"
+    lines = [line.rstrip(" \t") for line in _LINES.split(text.removeprefix("\ufeff"))]
+    return "markdown" if lines[0] == "---" and "---" in lines[1:] else "yaml"
+
+
 def translate(raw: bytes, fmt: str, filename: str | None, counter: int) -> Translated:
     """capconf source bytes -> the OpenCode agent file that says the same."""
     try:
@@ -160,8 +183,7 @@ def translate(raw: bytes, fmt: str, filename: str | None, counter: int) -> Trans
         return Translated(f"agent-{counter}", raw, "markdown", None, None, None,
                           ["source is not UTF-8"])
     if fmt == "auto":
-        fmt = "markdown" if (filename or "").endswith(".md") or text.startswith("---") \
-            else "yaml"
+        fmt = auto_format(text, filename)
     if fmt == "markdown":
         m = FRONT.match(text)
         if not m:  # no front matter the adapter can find: OpenCode reads the file as is
@@ -170,7 +192,9 @@ def translate(raw: bytes, fmt: str, filename: str | None, counter: int) -> Trans
         mapping = _load(front)
     else:
         mapping, body = _load(text), None
-        front = text
+        # a YAML document's own start marker is no key: the front matter's `---` lines
+        # delimit the keys in OpenCode's file
+        front = DOC_START.sub("", text, count=1)
     if not isinstance(mapping, dict):
         # OpenCode's own parser decides what such a document is
         wrapped = f"---\n{front}\n---\n{body or ''}"

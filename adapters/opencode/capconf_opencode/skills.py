@@ -81,7 +81,9 @@ def declared_skills(value: Any) -> list[str] | None:
     if value is None:
         return []
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return [v.strip() for v in value if v.strip()]
+        # capconf trims spaces and tabs only (SKILL-01, TOOL-02): `\u3000pdf` is a name
+        # of its own and reaches OpenCode's `skill` rule as written
+        return [v.strip(" \t") for v in value if v.strip(" \t")]
     return None
 
 

@@ -49,6 +49,16 @@ class Serve:
     def asks(self, session: str) -> list[dict[str, Any]]:
         return [a for a in self.http("GET", "/permission") if a.get("sessionID") == session]
 
+    def wait_asks(self, session: str, limit: float = 30) -> list[dict[str, Any]]:
+        """The session's pending asks once there is one, or [] after `limit` seconds."""
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            asks = self.asks(session)
+            if asks:
+                return asks
+            time.sleep(0.2)
+        return []
+
     def tool_states(self, session: str) -> list[dict[str, Any]]:
         return [p.get("state", {}) for m in self.http("GET", f"/session/{session}/message")
                 for p in m.get("parts") or [] if p.get("type") == "tool"]

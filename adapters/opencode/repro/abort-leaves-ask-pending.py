@@ -29,12 +29,7 @@ def main() -> int:
             {"permission": "edit", "pattern": "*", "action": "ask"}]})["id"]
         oc.prompt(session, "writer", "w", ("write", {"filePath": str(target),
                                                      "content": "hello"}))
-        asks = []
-        for _ in range(150):
-            asks = oc.asks(session)
-            if asks:
-                break
-            time.sleep(0.2)
+        asks = oc.wait_asks(session)
         if not asks:
             print("not reproduced: OpenCode never asked")
             return 1

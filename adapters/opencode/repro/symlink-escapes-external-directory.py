@@ -51,12 +51,7 @@ def main() -> int:
             *RULES, {"permission": "edit", "pattern": "*", "action": "ask"}]})["id"]
         oc.prompt(s2, "writer", "b", ("write", {"filePath": str(oc.proj / "notes.txt"),
                                                 "content": "PLANTED-WRITE"}))
-        asks = []
-        for _ in range(150):
-            asks = oc.asks(s2)
-            if asks:
-                break
-            time.sleep(0.2)
+        asks = oc.wait_asks(s2)
         if not asks:
             print("not reproduced: the inside write never asked")
             return 1

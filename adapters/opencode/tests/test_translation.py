@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from capconf_opencode.definition import FRONT, declared, translate
+from capconf_opencode.definition import FRONT, auto_format, declared, translate
 from capconf_opencode.protocol import ProtoError, parse_line
 from capconf_opencode.vocabulary import AREA_TOOLS, FROM_OPENCODE, TO_OPENCODE, opencode_args
 from capconf_opencode.world import WorldInvalid, parse_world
@@ -59,6 +59,40 @@ def test_markdown_keeps_its_body_and_a_comma_string_is_a_list() -> None:
     assert _front(t.text)["permission"] == {"*": "deny", "Read": "allow", "Grep": "allow"}
     assert t.text.decode().endswith("---\nReview.\n")
     assert declared(" a , b,,c ") == ["a", "b", "c"]
+
+
+def test_only_spaces_and_tabs_are_trimmed_from_a_declared_name() -> None:
+    """Bug: the adapter trimmed names with Python's `strip`, so `"\u00a0read"` reached
+    OpenCode as the rule `read: allow` and was granted: the adapter repaired a name
+    capconf (TOOL-02) and OpenCode both take as written."""
+    t = translate(b'name: x\ndescription: y\ntools: ["\\u00A0read", "\\u3000write", '
+                  b'" grep\\t"]\nprompt: Go.\n', "auto", None, 1)
+    assert _front(t.text)["permission"] == {"*": "deny", "\u00a0read": "allow",
+                                            "\u3000write": "allow", "grep": "allow"}
+    assert declared("Grep,\u00a0Read") == ["Grep", "\u00a0Read"]
+    t = translate(b'name: x\ndescription: y\nskills: [" pdf\\t", "\\u3000pdf"]\n'
+                  b'prompt: Go.\n', "auto", None, 2)
+    assert _front(t.text)["permission"]["skill"] == {"*": "deny", "pdf": "allow",
+                                                     "\u3000pdf": "allow"}
+
+
+def test_auto_format_follows_capconf_rule_and_a_yaml_marker_is_no_key() -> None:
+    """Bug: with no file name every document opening with `---` was taken for Markdown,
+    so a YAML document with its start marker (and no later `---` line) reached OpenCode
+    as a file of no front matter (DEF-01's auto rule); and the YAML form's own marker
+    stayed inside the front matter, closing it at once."""
+    doc = "---\nname: marked\ndescription: d\ntools: [read]\nprompt: Work.\n"
+    assert auto_format(doc, None) == "yaml"
+    assert auto_format("---\nname: m\n---\nBody.\n", None) == "markdown"
+    assert auto_format("---\rname: m\r---\rBody.\r", None) == "markdown"
+    assert auto_format(doc, "a.md") == "markdown" and auto_format("x: 1\n", "a.MARKDOWN") \
+        == "markdown"
+    assert auto_format("---\nname: m\n---\nBody.\n", "a.yml") == "yaml"
+    t = translate(doc.encode(), "auto", None, 1)
+    assert t.fmt == "yaml" and t.stem == "marked"
+    assert _front(t.text)["permission"] == {"*": "deny", "read": "allow"}
+    assert t.text.decode().startswith("---\nname: marked\n")
+    assert t.text.decode().endswith("---\nWork.")
 
 
 def test_a_document_the_adapter_cannot_read_still_goes_to_opencode() -> None:
