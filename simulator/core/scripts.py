@@ -9,7 +9,9 @@ combining marks and decimal digits of the *recommended* scripts of UTS #31 Table
 limited-use or excluded script, or is not a letter, mark or digit at all.
 
 ``RANGES`` is generated (``python -m capconf.simulator.core.scripts``, which needs
-``fonttools`` at generation time only) and checked by ``tests/core/test_unicode_names.py``.
+``fonttools``: the test extras pin it, the simulator never imports it) and checked by
+``tests/core/test_unicode_names.py`` on a Python whose ``unicodedata`` is the table's
+version (``TABLE_UNICODE_VERSION``), since that picks which characters are name characters.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ RECOMMENDED: frozenset[str] = frozenset({
 })
 
 # (first code point, last code point, script); sorted, disjoint. BEGIN GENERATED
-# Unicode 14.0.0
+TABLE_UNICODE_VERSION = "14.0.0"  # the unicodedata that chose the name characters
 RANGES: tuple[tuple[int, int, str], ...] = (
     (0x30, 0x39, 'Zyyy'), (0x41, 0x2AF, 'Latn'), (0x2B9, 0x2EE, 'Zyyy'),
     (0x300, 0x36F, 'Zinh'), (0x370, 0x3E1, 'Grek'), (0x3F3, 0x3FF, 'Grek'),
@@ -139,6 +141,8 @@ if __name__ == "__main__":  # pragma: no cover - regeneration needs fonttools
     table = _render(generate())
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(head + "# (first code point, last code point, script); sorted, disjoint. "
-                     f"BEGIN GENERATED\n# Unicode {unicodedata.unidata_version}\n{table}\n"
+                     "BEGIN GENERATED\nTABLE_UNICODE_VERSION = "
+                     f"\"{unicodedata.unidata_version}\"  # the unicodedata that chose the name "
+                     f"characters\n{table}\n"
                      "# END GENERATED\n" + tail)
     sys.exit(0)
