@@ -7,7 +7,7 @@ Every command except `driver` speaks the driver protocol, so `prompt`, `validate
 from __future__ import annotations
 
 import argparse
-import base64
+import importlib
 import json
 import os
 import sys
@@ -15,98 +15,44 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from capconf.conformance import cli_files
-from capconf.conformance.client import DriverFailure, ImplementationError, kill_all
+from capconf.conformance.cli_common import (
+    fail,
+    format_diagnostic,
+    impl_options,
+    make_driver,
+    prepare_workspace,
+    read_definition,
+    setup_world,
+    source,
+    world_args,
+)
+from capconf.conformance.client import DriverFailure, kill_all
 from capconf.conformance.driver import Driver
 from capconf.conformance.locations import package_file, suite_dir
 from capconf.conformance.report_cli import REPORT_HANDLERS, add_report_parsers
-from capconf.conformance.worldfile import WorldFileError, load_world_file
 
-READ_LIMIT = 1_048_576 + 1  # the spec's definition size limit, plus one byte to exceed it
-
-
-def _driver(impl: str, timeout: float) -> Driver:
-    from capconf.conformance.plugin import make_transport
-
-    return Driver(make_transport(impl, timeout))
-
-
-def _fail(message: str, status: int = 2) -> int:
-    print(f"capconf: {message}", file=sys.stderr)
-    return status
-
-
-def _world_args(world_file: str | None, definition_path: Path | None) -> dict[str, Any]:
-    args: dict[str, Any] = {}
-    base = Path.cwd()
-    if world_file:
-        path = Path(world_file)
-        try:
-            args = load_world_file(path)
-        except WorldFileError as exc:
-            raise SystemExit(_fail(f"world file {world_file}: {exc}")) from None
-        base = path.resolve().parent
-    workspace = args.get("workspace")
-    if workspace is not None and (not isinstance(workspace, str) or not workspace
-                                  or "\x00" in workspace):
-        raise SystemExit(_fail(f"world file {world_file}: `workspace` must be a directory "
-                               f"path (a non-empty string), not {workspace!r:.80}"))
-    if workspace is None:
-        args["workspace"] = str(base.resolve())
-    elif not os.path.isabs(workspace):
-        args["workspace"] = str((base / workspace).resolve())
-    return args
-
-
-def _setup_world(driver: Driver, args: dict[str, Any], world_file: str | None) -> Any:
-    """`world.setup`, with a refusal told at its place: the world file and the key path
-    the implementation's error names (`grantable[1]`), not only its message."""
-    try:
-        return driver.request("world.setup", args)
-    except ImplementationError as exc:
-        path = exc.error.get("path")
-        where = ""
-        if isinstance(path, list) and path:
-            keys = path[1:] if path[0] == "args" else path
-            where = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in keys
-                            ).lstrip(".")
-        source = f"world file {world_file}" if world_file else "the default world"
-        at = f": `{where}`" if where else ""
-        raise SystemExit(_fail(f"{source}{at}: {exc.error_message} ({exc.code})")) from None
-
-
-def _read_definition(path_text: str) -> tuple[bytes, str]:
-    try:
-        return cli_files.read_prefix(path_text, "definition", READ_LIMIT), Path(path_text).name
-    except cli_files.InputError as exc:
-        raise SystemExit(_fail(str(exc))) from None
-
-
-def _source(data: bytes, name: str) -> dict[str, Any]:
-    return {"source_b64": base64.b64encode(data).decode("ascii"), "filename": name}
-
+# Commands that live in modules of their own: each has `register(sub, impl_options)`,
+# which adds its parsers with `set_defaults(handler=...)`. A new command is one line here.
+COMMAND_MODULES = (
+    "capconf.conformance.cli_editor",
+    "capconf.conformance.cli_replay",
+    "capconf.conformance.cli_baseline",
+)
+_world_args = world_args  # the name benchmarks/bench_bombs.py uses
+__all__ = ["build_parser", "main", "prepare_workspace"]
 
 def cmd_prompt(ns: argparse.Namespace) -> int:
-    data, name = _read_definition(ns.definition)
-    driver = _driver(ns.impl, ns.timeout)
+    data, name = read_definition(ns.definition)
+    driver = make_driver(ns.impl, ns.timeout)
     try:
-        _setup_world(driver, _world_args(ns.world, Path(ns.definition)), ns.world)
-        result = driver.request("prompt.assemble", _source(data, name))
+        setup_world(driver, world_args(ns.world, Path(ns.definition)), ns.world)
+        result = driver.request("prompt.assemble", source(data, name))
     except DriverFailure as exc:
-        return _fail(exc.message)
+        return fail(exc.message)
     finally:
         driver.close()
     sys.stdout.buffer.write(result["prompt"].encode("utf-8"))
     return 0
-
-
-def _format_diagnostic(file: str, d: dict[str, Any]) -> str:
-    where = file
-    if d.get("line") is not None:
-        where += f":{d['line']}:{d['column']}"
-    path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in d["path"]).lstrip(".")
-    at = f" ({path})" if path else ""
-    return f"{where}: {d['severity']} {d['code']}{at}: {d['message']}"
 
 
 DEFINITION_SUFFIXES = (".md", ".yaml", ".yml", ".json")
@@ -122,7 +68,7 @@ def _definition_files(arg: str) -> list[str]:
                    if p.suffix.lower() in DEFINITION_SUFFIXES and p.is_file()
                    and not any(part.startswith(".") for part in p.relative_to(path).parts))
     if not found:
-        raise SystemExit(_fail(f"{arg}: no definition files ({', '.join(DEFINITION_SUFFIXES)})"
+        raise SystemExit(fail(f"{arg}: no definition files ({', '.join(DEFINITION_SUFFIXES)})"
                                " in this folder"))
     return found
 
@@ -145,8 +91,8 @@ def _skill_layer_file(d: dict[str, Any], world: dict[str, Any]) -> str | None:
 
 def _validate_one(driver: Driver, file: str, ns: argparse.Namespace,
                   world: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    data, name = _read_definition(file)
-    result = driver.request("definition.parse", {**_source(data, name), "mode": ns.mode})
+    data, name = read_definition(file)
+    result = driver.request("definition.parse", {**source(data, name), "mode": ns.mode})
     severities = {d["severity"] for d in result["diagnostics"]}
     status = 2 if ("error" in severities or not result["loaded"]) else (
         1 if "warning" in severities else 0)
@@ -156,7 +102,7 @@ def _validate_one(driver: Driver, file: str, ns: argparse.Namespace,
            "tools": result["tools"], "diagnostics": diagnostics, "status": status}
     if not ns.json and ns.format == "text":
         for elsewhere, d in located:
-            print(_format_diagnostic(elsewhere or file, d))
+            print(format_diagnostic(elsewhere or file, d))
         print(f"{file}: granted tools: {', '.join(result['tools']) or '(none)'}")
     return status, out
 
@@ -167,19 +113,19 @@ def cmd_validate(ns: argparse.Namespace) -> int:
     from capconf.conformance import lint_formats
 
     files = [f for arg in ns.definitions for f in _definition_files(arg)]
-    driver = _driver(ns.impl, ns.timeout)
+    driver = make_driver(ns.impl, ns.timeout)
     results: list[dict[str, Any]] = []
     status = 0
     current: str | None = None  # the file being validated, for a failure's message
     try:
-        world = _world_args(ns.world, None)
-        _setup_world(driver, world, ns.world)
+        world = world_args(ns.world, None)
+        setup_world(driver, world, ns.world)
         for current in files:
             one, out = _validate_one(driver, current, ns, world)
             status = max(status, one)
             results.append(out)
     except DriverFailure as exc:
-        return _fail(f"{current}: {exc.message}" if current else exc.message)
+        return fail(f"{current}: {exc.message}" if current else exc.message)
     finally:
         driver.close()
     if ns.format in ("github", "sarif"):
@@ -224,8 +170,8 @@ def cmd_kb_search(ns: argparse.Namespace) -> int:
     driver protocol (so `--impl` points it at any implementation)."""
     root = Path(ns.root)
     if not root.is_dir():
-        return _fail(f"--root {ns.root} is not a directory")
-    driver = _driver(ns.impl, ns.timeout)
+        return fail(f"--root {ns.root} is not a directory")
+    driver = make_driver(ns.impl, ns.timeout)
     try:
         driver.request("world.setup", {"workspace": str(root.resolve())})
         agent = driver.request("agent.spawn", {"source": _kb_definition(ns.glob),
@@ -235,7 +181,7 @@ def cmd_kb_search(ns: argparse.Namespace) -> int:
                                               "args": {"query": " ".join(ns.query),
                                                        "sources": ["cli"]}})
     except DriverFailure as exc:
-        return _fail(exc.message)
+        return fail(exc.message)
     finally:
         driver.close()
     # A warning (e.g. the glob reaches a symlink out of the workspace: KB-07 keeps the
@@ -262,7 +208,7 @@ def cmd_kb_search(ns: argparse.Namespace) -> int:
 
 
 def cmd_smoke(ns: argparse.Namespace) -> int:
-    driver = _driver(ns.impl, ns.timeout)
+    driver = make_driver(ns.impl, ns.timeout)
     try:
         hello = driver.hello()
         with tempfile.TemporaryDirectory() as tmp:
@@ -271,7 +217,7 @@ def cmd_smoke(ns: argparse.Namespace) -> int:
         from capconf.conformance.handshake import handshake_message
 
         print(handshake_message(ns.impl, driver.transport, exc), file=sys.stderr)
-        return _fail(f"smoke failed ({exc.outcome})")
+        return fail(f"smoke failed ({exc.outcome})")
     finally:
         driver.close()
     impl = hello["implementation"]
@@ -356,95 +302,13 @@ def cmd_run(ns: argparse.Namespace, extra: list[str]) -> int:
     try:
         args = _run_args(ns, extra)
     except GateError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     status = int(pytest.main(args))
     if TERMINATED:
         kill_all()
-        return _fail(f"terminated by signal {TERMINATED[0]}; the implementation's "
+        return fail(f"terminated by signal {TERMINATED[0]}; the implementation's "
                      "processes were stopped and no verdict was reached", 128 + TERMINATED[0])
     return status
-
-
-def _read_text(path_text: str, what: str) -> str:
-    try:
-        return cli_files.read_input_text(path_text, what)
-    except cli_files.InputError as exc:
-        raise SystemExit(_fail(str(exc))) from None
-
-
-def _exchange_with(driver: Driver) -> Any:
-    from capconf.conformance.replay import NoAnswer
-
-    def exchange(op: str, args: dict[str, Any]) -> dict[str, Any]:
-        try:
-            return driver.send(op, args)
-        except DriverFailure as exc:
-            raise NoAnswer(exc.outcome, exc.message) from None
-        except Exception as exc:  # an in-process implementation that raised
-            raise NoAnswer("raised an exception", f"{type(exc).__name__}: {exc}") from None
-    return exchange
-
-
-def prepare_workspace(files: dict[str, str], tmp: str) -> str:
-    """The directory a scenario runs in: ``tmp`` with the scenario's files written."""
-    workspace = os.path.realpath(tmp)
-    for relative, text in files.items():
-        target = Path(workspace, relative)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    return workspace
-
-
-def _open_driver(ns: argparse.Namespace) -> Driver:
-    try:
-        return _driver(ns.impl, ns.timeout)
-    except Exception as exc:  # e.g. a python:MODULE:FACTORY that does not import
-        raise SystemExit(_fail(f"--impl {ns.impl}: {exc}")) from None
-
-
-def cmd_record(ns: argparse.Namespace) -> int:
-    from capconf.conformance import replay
-
-    try:
-        scenario = replay.parse_scenario(_read_text(ns.scenario, "scenario"))
-    except replay.LogError as exc:
-        return _fail(f"{ns.scenario}:{exc.line}: {exc.message}")
-    driver = _open_driver(ns)
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            workspace = prepare_workspace(scenario.files, tmp)
-            recording = replay.record(scenario, _exchange_with(driver), workspace, ns.impl)
-    except replay.NoAnswer as exc:
-        return _fail(f"recording failed: the implementation {exc.outcome}: {exc.message}", 1)
-    finally:
-        driver.close()
-    try:
-        cli_files.write_output(ns.out, replay.render_log(recording), "log")
-    except cli_files.InputError as exc:
-        return _fail(str(exc))
-    print(f"recorded {len(recording.steps)} steps to {ns.out}")
-    return 0
-
-
-def cmd_replay(ns: argparse.Namespace) -> int:
-    from capconf.conformance import replay
-
-    try:
-        recording = replay.parse_log(_read_text(ns.log, "log"))
-    except replay.LogError as exc:
-        return _fail(f"{ns.log}:{exc.line}: bad log: {exc.message}")
-    driver = _open_driver(ns)
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            workspace = prepare_workspace(recording.files, tmp)
-            divergence = replay.replay(recording, _exchange_with(driver), workspace)
-    finally:
-        driver.close()
-    if divergence is None:
-        print(f"{ns.log}: {len(recording.steps)} steps, identical against {ns.impl}")
-        return 0
-    sys.stdout.write(replay.describe(divergence, ns.log, ns.impl))
-    return 1
 
 
 def cmd_matrix(ns: argparse.Namespace) -> int:
@@ -456,7 +320,7 @@ def cmd_matrix(ns: argparse.Namespace) -> int:
         try:
             path = writable_suite_file(Path(str(ledger_path())))
         except NotASourceTree as exc:
-            return _fail(f"matrix: {exc}")
+            return fail(f"matrix: {exc}")
         old = path.read_text(encoding="utf-8") if path.exists() else ""
         cases = {c for row in build_matrix() for c in row.cases}
         path.write_text(updated_ledger(old, cases), encoding="utf-8")
@@ -472,130 +336,6 @@ def cmd_matrix(ns: argparse.Namespace) -> int:
               + ", ".join(r.id for r in uncovered), file=sys.stderr)
         return 1
     return 0
-
-
-_EDIT_LIST_FIELDS = ("tools", "skills", "mcp.servers")
-
-
-def _edit_arg(ns: argparse.Namespace) -> dict[str, Any]:
-    """`--set tools=read,WebFetch`, `--set memory=private`, `--set memory=` (remove),
-    `--set knowledge='[{"name": ..., "glob": ...}]'`, or `--remove tools=2`."""
-    if ns.remove:
-        field, _, index = ns.remove.partition("=")
-        if not index.isdigit():
-            raise SystemExit("capconf: --remove takes FIELD=INDEX, e.g. tools=2")
-        return {"field": field, "remove": int(index)}
-    field, eq, text = ns.set.partition("=")
-    if not eq:
-        raise SystemExit("capconf: --set takes FIELD=VALUE, e.g. tools=read,WebFetch")
-    value: Any
-    if text == "" and field not in ("description", "body", "name"):
-        value = None
-    elif field in _EDIT_LIST_FIELDS:
-        value = [n.strip() for n in text.split(",")] if text.strip() else []
-    elif field == "knowledge":
-        value = cli_files.parse_json_option(text, "--set knowledge")
-    elif field == "body" and text.startswith("@"):
-        value = cli_files.option_file_text(text[1:], "--set body=@ file", READ_LIMIT)
-    else:
-        value = text
-    return {"field": field, "value": value}
-
-
-# -- the settings editor (EDIT-01..04) ---------------------------------------------
-
-def cmd_candidates(ns: argparse.Namespace) -> int:
-    driver = _driver(ns.impl, ns.timeout)
-    try:
-        _setup_world(driver, _world_args(ns.world, None), ns.world)
-        result = driver.request("editor.candidates")
-    except DriverFailure as exc:
-        return _fail(exc.message)
-    finally:
-        driver.close()
-    if ns.json:
-        print(json.dumps(result, indent=2, ensure_ascii=False))
-        return 0
-    tools = result["tools"]
-    print(f"tools ({tools['source']}):")
-    for c in tools["candidates"]:
-        print(f"  {c['name']}{'' if c['in_session'] else '  (not in this session)'}")
-    print("skills:")
-    for c in result["skills"]["candidates"]:
-        hides = f"  hides {', '.join(c['shadowed'])}" if c["shadowed"] else ""
-        print(f"  {c['name']}  [{c['layer']}]{hides}")
-    print("mcp servers:")
-    for c in result["mcp"]["candidates"]:
-        print(f"  {c['name']}  ({c['state']})")
-    return 0
-
-
-def cmd_edit(ns: argparse.Namespace) -> int:
-    """Print (or with --write, save) the document with one form edit applied; exit 3 when
-    the edit is refused, 2 on errors."""
-    path = Path(ns.definition)
-    try:
-        original = cli_files.snapshot(ns.definition, "definition", READ_LIMIT,
-                                      follow=not ns.write)
-        edit = _edit_arg(ns)
-    except cli_files.InputError as exc:
-        return _fail(str(exc))
-    data = original.data
-    driver = _driver(ns.impl, ns.timeout)
-    try:
-        _setup_world(driver, _world_args(ns.world, path), ns.world)
-        result = driver.request("editor.edit", {
-            "source_b64": base64.b64encode(data).decode("ascii"), "filename": path.name,
-            "edit": edit})
-        unknown = None
-        if ns.unknown and result["applied"]:
-            unknown = driver.request("editor.unknown_names", {
-                "source_b64": result["document_b64"], "filename": path.name})["unknown"]
-    except DriverFailure as exc:
-        return _fail(exc.message)
-    finally:
-        driver.close()
-    if not result["applied"]:
-        r = result["refusal"]
-        where = f"{path}:{r['line']}:{r['column']}" if r["line"] else str(path)
-        print(f"{where}: refused ({r['code']}): {r['message']}", file=sys.stderr)
-        return 3
-    out = base64.b64decode(result["document_b64"])
-    if ns.write:
-        try:
-            cli_files.write_back(original, out)
-        except cli_files.InputError as exc:
-            return _fail(str(exc))
-    else:
-        sys.stdout.buffer.write(out)
-    for d in result["diagnostics"]:
-        print(_format_diagnostic(str(path), d), file=sys.stderr)
-    for u in unknown or ():
-        near = f" nearest: {', '.join(u['nearest'])}" if u["nearest"] else ""
-        print(f"{path}:{u['line']}:{u['column']}: unknown {u['field']} `{u['name']}`;{near} "
-              f"(remove: --remove {u['field']}={u['index']})", file=sys.stderr)
-    return 0
-
-
-def _add_editor_parsers(sub: Any, impl_options: Any) -> None:
-    candidates = sub.add_parser("candidates", help="the settings editor's selector "
-                                "candidates (tools, skills, MCP servers) for a world")
-    candidates.add_argument("--world", help="world YAML (keys of world.setup)")
-    candidates.add_argument("--json", action="store_true")
-    impl_options(candidates)
-
-    edit = sub.add_parser("edit", help="apply one form edit to a definition file, keeping "
-                          "every other byte (exit 3: refused)")
-    edit.add_argument("definition")
-    group = edit.add_mutually_exclusive_group(required=True)
-    group.add_argument("--set", help="FIELD=VALUE: tools=read,WebFetch  memory=private  "
-                       "memory= (remove)  body=@file.md  knowledge='[{\"name\":..,\"glob\":..}]'")
-    group.add_argument("--remove", help="FIELD=INDEX: remove one entry, e.g. tools=2")
-    edit.add_argument("--write", action="store_true", help="save the result to the file")
-    edit.add_argument("--unknown", action="store_true",
-                      help="also list unknown names in the result, with nearest candidates")
-    edit.add_argument("--world", help="world YAML (keys of world.setup)")
-    impl_options(edit)
 
 
 class _VersionAction(argparse.Action):
@@ -615,12 +355,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_VersionAction, nargs=0,
                         help="print the suite, spec and driver-protocol versions")
     sub = parser.add_subparsers(dest="command", required=True)
-
-    def impl_options(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--impl", default="reference",
-                       help="driver command of the implementation (default: the bundled "
-                            "reference simulator, in-process)")
-        p.add_argument("--timeout", type=float, default=20.0, help="seconds per request")
 
     run = sub.add_parser("run", help="run the conformance suite (extra args go to pytest)")
     impl_options(run)
@@ -668,19 +402,11 @@ def build_parser() -> argparse.ArgumentParser:
     kb.add_argument("query", nargs="+", help="terms; a line matches if it contains any")
     impl_options(kb)
 
-    _add_editor_parsers(sub, impl_options)
     add_report_parsers(sub)
-
-    rec = sub.add_parser("record", help="run a scenario (JSON Lines of requests) and write "
-                         "its log for `capconf replay`")
-    rec.add_argument("scenario")
-    rec.add_argument("--out", required=True, help="the log file to write")
-    impl_options(rec)
-
-    rep = sub.add_parser("replay", help="re-run a recorded log; exit 0 identical, 1 the "
-                         "first divergence, 2 a bad log")
-    rep.add_argument("log")
-    impl_options(rep)
+    for name, handler in REPORT_HANDLERS.items():
+        sub.choices[name].set_defaults(handler=handler)
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).register(sub, impl_options)
 
     matrix = sub.add_parser("matrix", help="requirement -> tests traceability")
     matrix.add_argument("--strict", action="store_true",
@@ -720,7 +446,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         kill_all()
         number = TERMINATED[0] if TERMINATED else 2
-        return _fail(f"interrupted (signal {number}); the implementation's processes were "
+        return fail(f"interrupted (signal {number}); the implementation's processes were "
                      "stopped", 128 + number)
 
 
@@ -734,14 +460,12 @@ def _main(argv: list[str] | None = None) -> int:
             extra = extra[1:]
     else:
         ns = parser.parse_args(argv)
-    handlers = {"prompt": cmd_prompt, "validate": cmd_validate, "smoke": cmd_smoke,
-                "driver": cmd_driver, "matrix": cmd_matrix, "kb-search": cmd_kb_search}
-    handlers.update({"candidates": cmd_candidates, "edit": cmd_edit,
-                     "record": cmd_record, "replay": cmd_replay})
-    handlers.update(REPORT_HANDLERS)
     if ns.command == "run":
         return cmd_run(ns, extra)
-    return int(handlers[ns.command](ns))
+    handlers = {"prompt": cmd_prompt, "validate": cmd_validate, "smoke": cmd_smoke,
+                "driver": cmd_driver, "matrix": cmd_matrix, "kb-search": cmd_kb_search}
+    handler = handlers.get(ns.command) or ns.handler
+    return int(handler(ns))
 
 
 if __name__ == "__main__":

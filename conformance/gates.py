@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from dataclasses import dataclass
 
+from capconf.conformance import baselines
 from capconf.conformance.requirements import requirements
 
 SHOWN = 8
@@ -63,33 +63,16 @@ def check_requirement_ids(ids: Iterable[str]) -> list[str]:
     return wanted
 
 
-@dataclass(frozen=True)
-class BaselineEntry:
-    line: int
-    case: str
+def parse_baseline(text: str, name: str) -> tuple[baselines.Entry, ...]:
+    """The entries of a baseline (``baselines.parse``); a line that is not an entry is a
+    gate error naming it."""
+    try:
+        return baselines.parse(text, name).entries
+    except baselines.BaselineError as exc:
+        raise GateError(f"--expected-failures: {exc}") from None
 
 
-def parse_baseline(text: str, name: str) -> list[BaselineEntry]:
-    """One case ID per line; ``#`` starts a comment (a whole line, or after the ID:
-    ``deleg.depth.grandchild   # kind b: nesting is forbidden``). Anything else on a
-    line is an error, so a note written without its ``#`` is not read as an ID."""
-    entries: list[BaselineEntry] = []
-    problems: list[str] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        content = raw.split("#", 1)[0].strip()
-        if not content:
-            continue
-        if len(content.split()) > 1:
-            problems.append(f"{name}:{number}: `{content[:80]}` is more than one case ID "
-                            "(write a note after `#`)")
-            continue
-        entries.append(BaselineEntry(number, content))
-    if problems:
-        raise GateError("--expected-failures: " + "; ".join(problems))
-    return entries
-
-
-def check_baseline(entries: Iterable[BaselineEntry], name: str, known: set[str],
+def check_baseline(entries: Iterable[baselines.Entry], name: str, known: set[str],
                    retired: set[str]) -> frozenset[str]:
     """Every entry must be a case of the suite; a retired or misspelled ID is an error
     (it would otherwise sit in the baseline and silence nothing)."""

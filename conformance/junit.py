@@ -47,6 +47,9 @@ def _body(case: CaseResult) -> str:
         parts += [f"expected: {case.expected!r}", f"got: {case.got!r}"]
     if case.cause:
         parts.append(f"cause: {case.cause}")
+    if case.baseline_cause:
+        parts.append(f"new cause: the baseline pins: {case.baseline_cause}")
+        parts.append(f"new cause: the case now fails with: {case.fingerprint}")
     return "\n".join(p for p in parts if p)
 
 
@@ -60,6 +63,11 @@ def _testcase(parent: ET.Element, case: CaseResult) -> None:
     ET.SubElement(props, "property", name="outcome", value=case.outcome)
     if case.nodeid:
         ET.SubElement(props, "property", name="nodeid", value=_text(case.nodeid))
+    if case.fingerprint:
+        ET.SubElement(props, "property", name="fingerprint", value=_text(case.fingerprint))
+    if case.baseline_cause:
+        ET.SubElement(props, "property", name="baseline_cause",
+                      value=_text(case.baseline_cause))
     message = _text(f"{case.outcome}: {summary_line(case.reason, 300)}".rstrip(": "))
     tag = ("failure" if case.outcome in FAILURE else "error" if case.outcome in ERROR
            else "skipped" if case.outcome in SKIPPED else None)

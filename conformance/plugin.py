@@ -13,13 +13,14 @@ import importlib
 import os
 import tempfile
 from collections.abc import Callable, Generator, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
-from capconf.conformance import outcomes
+from capconf.conformance import baselines, outcomes
 from capconf.conformance.client import (
     DriverFailure,
     InProcessTransport,
@@ -33,7 +34,6 @@ from capconf.conformance.gates import (
     check_baseline,
     check_required_features,
     check_requirement_ids,
-    parse_baseline,
 )
 from capconf.conformance.handshake import handshake_message
 from capconf.conformance.harness import Harness
@@ -61,7 +61,7 @@ REFERENCE = "reference"
 PYTHON_PREFIX = "python:"
 _STASH_REPORT = pytest.StashKey[RunReport]()
 _STASH_DRIVER = pytest.StashKey[Driver]()
-_STASH_BASELINE = pytest.StashKey[frozenset[str]]()
+_STASH_BASELINE = pytest.StashKey[baselines.Baseline]()
 _STASH_REQUIRED = pytest.StashKey[frozenset[str]]()
 _STASH_MARKS = pytest.StashKey[tuple[str | None, tuple[str, ...]]]()
 _STASH_GROUPS = pytest.StashKey[frozenset[str]]()
@@ -89,7 +89,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--report-md", default=None, help="write a Markdown summary here")
     group.addoption("--capconf-junit-xml", default=None, help="write JUnit XML (case IDs) here")
     group.addoption("--expected-failures", default=None,
-                    help="file of case IDs expected to fail (one per line, # comments)")
+                    help="baseline of cases expected to fail, each with the cause it "
+                         "fails for (`case.id  cause: ...  # note`; `capconf baseline`)")
     group.addoption("--req", action="append", default=[],
                     help="run only cases citing this requirement ID (repeatable)")
     group.addoption("--require-features", default="",
@@ -264,10 +265,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         _start_driver(config)
 
 
-def _baseline(config: pytest.Config, known: set[str]) -> frozenset[str]:
+def _baseline(config: pytest.Config, known: set[str]) -> baselines.Baseline:
     path = config.getoption("expected_failures")
     if not path:
-        return frozenset()
+        return baselines.Baseline("")
     from capconf.conformance.ledger import ledger_path, read_ledger
 
     try:
@@ -276,7 +277,18 @@ def _baseline(config: pytest.Config, known: set[str]) -> frozenset[str]:
         raise GateError(f"--expected-failures: cannot read {path}: "
                         f"{getattr(exc, 'strerror', None) or exc}") from None
     retired = read_ledger(Path(str(ledger_path())).read_text(encoding="utf-8"))[1]
-    return check_baseline(parse_baseline(text, path), path, known, retired)
+    try:
+        baseline = baselines.parse(text, path)
+    except baselines.BaselineError as exc:
+        raise GateError(f"--expected-failures: {exc}") from None
+    check_baseline(baseline.entries, path, known, retired)
+    warning = baseline.warning()
+    if warning is not None:
+        import sys
+
+        print(f"capconf: warning: {warning}", file=sys.stderr)
+        config.stash[_STASH_REPORT].warnings.append(warning)
+    return baseline
 
 
 def _start_driver(config: pytest.Config) -> None:
@@ -391,23 +403,31 @@ def pytest_runtest_makereport(
             and item.config.getoption("save_failures")):
         save_scenario(Path(item.config.getoption("save_failures")), cid, req_ids(item),
                       journal, detail)
-    if category is not None and cid in item.config.stash.get(_STASH_BASELINE, frozenset()):
-        if category in outcomes.FAILING:
-            category = outcomes.EXPECTED_FAILURE
+    if category is None or cid is None:
+        return
+    assert detail is not None
+    record = CaseRecord(cid, item.nodeid, tuple(req_ids(item)), category, reason.strip(),
+                        detail)
+    if category in baselines.FAILED_KINDS:
+        record = replace(record, fingerprint=baselines.fingerprint(record.to_json()))
+    baseline = item.config.stash.get(_STASH_BASELINE, None)
+    if baseline is not None and cid in baseline.causes:
+        verdict = baselines.judge(category, record.reason, baseline.causes[cid],
+                                  record.fingerprint or "")
+        record = replace(record, outcome=verdict.outcome, reason=verdict.reason,
+                         baseline_cause=verdict.baseline_cause)
+        if verdict.outcome == outcomes.EXPECTED_FAILURE:
             report.outcome = "skipped"
             report.longrepr = (str(item.path), item.location[1] or 0,
                                f"expected failure (baseline): {reason[:200]}")
-        elif category == outcomes.PASSED:
-            category = outcomes.STALE
+        elif verdict.outcome == outcomes.STALE:
             report.outcome = "failed"
             report.longrepr = (f"{cid} is listed in the expected-failures baseline but now "
                                "passes; remove it from the baseline")
-            reason = "listed as an expected failure but passed"
-    if category is not None and cid is not None:
-        run: RunReport = item.config.stash[_STASH_REPORT]
-        assert detail is not None
-        run.record(CaseRecord(cid, item.nodeid, tuple(req_ids(item)), category,
-                              reason.strip(), detail), phase=report.when)
+        elif verdict.baseline_cause is not None:
+            report.longrepr = f"{cid}: {verdict.reason}"
+    run: RunReport = item.config.stash[_STASH_REPORT]
+    run.record(record, phase=report.when)
 
 
 def _docstring(item: pytest.Item) -> str:

@@ -30,6 +30,8 @@ class CaseRecord:
     outcome: str
     reason: str
     detail: Detail = field(default_factory=lambda: Detail(""))
+    fingerprint: str | None = None  # a failure's cause, as a baseline pins it
+    baseline_cause: str | None = None  # a new cause: what the baseline pinned instead
 
     @property
     def level(self) -> str:
@@ -41,11 +43,16 @@ class CaseRecord:
 
     def to_json(self) -> dict[str, Any]:
         d = self.detail
-        return {"case": self.case, "nodeid": self.nodeid,
-                "requirements": list(self.requirements), "level": self.level,
-                "outcome": self.outcome, "reason": self.reason, "rule": d.rule,
-                "expected": d.expected, "got": d.got, "exchange": d.exchange,
-                "cause": d.cause}
+        out = {"case": self.case, "nodeid": self.nodeid,
+               "requirements": list(self.requirements), "level": self.level,
+               "outcome": self.outcome, "reason": self.reason, "rule": d.rule,
+               "expected": d.expected, "got": d.got, "exchange": d.exchange,
+               "cause": d.cause}
+        if self.fingerprint is not None:
+            out["fingerprint"] = self.fingerprint
+        if self.baseline_cause is not None:
+            out["baseline_cause"] = self.baseline_cause
+        return out
 
 
 @dataclass
@@ -57,6 +64,7 @@ class RunReport:
     suite_requirements: set[str] = field(default_factory=set)
     handshake_error: str | None = None
     nothing_ran: bool = False
+    warnings: list[str] = field(default_factory=list)  # e.g. a baseline without causes
 
     def executed(self) -> bool:
         """Whether any case checked anything (passed, failed or was a known failure)."""
@@ -124,6 +132,7 @@ class RunReport:
         unknown = sorted(set(declared) - known_groups)
         lines = [f"implementation: {self.impl}", f"cases: {total} ({parts})",
                  "requirements: " + ", ".join(f"{n} {s}" for s, n in sorted(status_counts.items()))]
+        lines += [f"warning: {w}" for w in self.warnings]
         if unknown:
             lines.append(f"warning: `hello` declares unknown feature groups {unknown}; "
                          f"known groups are {sorted(known_groups)}")
@@ -151,6 +160,7 @@ class RunReport:
             out += [f"Name: {impl.get('name')} {impl.get('version', '')}  ",
                     f"Spec version: {self.hello.get('spec_version')}  ",
                     f"Features: {', '.join(self.hello.get('features', []))}", ""]
+        out += [f"> **Warning:** {w}  " for w in self.warnings] + ([""] if self.warnings else [])
         out += ["| outcome | cases |", "|---|---|"]
         out += [f"| {o} | {counts[o]} |" for o in outcomes.ALL if counts[o]]
         titles = {rid: req.title for rid, req in requirements().items()}

@@ -33,6 +33,7 @@ class ReportFileError(Exception):
 class Exchange:
     request: Any
     response: Any
+    failure: str | None = None  # the transport's failure (crash, timeout, garbage)
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,8 @@ class CaseResult:
     exchange: tuple[Exchange, ...] = ()
     cause: str | None = None
     has_detail: bool = False
+    fingerprint: str | None = None  # a failure's cause as a baseline pins it
+    baseline_cause: str | None = None  # a new cause: the one the baseline pinned
 
     @property
     def failing(self) -> bool:
@@ -168,6 +171,7 @@ def _case(value: dict[str, Any], path: str, number: int) -> CaseResult:
         raise ReportFileError(path, number, "`exchange` must be a list of "
                               '{"request", "response"} objects')
     rule, cause = value.get("rule"), value.get("cause")
+    found, pinned = value.get("fingerprint"), value.get("baseline_cause")
     detail = any(k in value for k in ("rule", "expected", "got", "exchange", "cause"))
     return CaseResult(
         case=case, requirements=tuple(reqs), outcome=outcome, level=level,
@@ -175,5 +179,9 @@ def _case(value: dict[str, Any], path: str, number: int) -> CaseResult:
         nodeid=_string(value, "nodeid", path, number, ""),
         rule=rule if isinstance(rule, str) else None,
         expected=value.get("expected"), got=value.get("got"),
-        exchange=tuple(Exchange(e.get("request"), e.get("response")) for e in exchange),
-        cause=cause if isinstance(cause, str) else None, has_detail=detail)
+        exchange=tuple(Exchange(e.get("request"), e.get("response"),
+                                e["failure"] if isinstance(e.get("failure"), str) else None)
+                       for e in exchange),
+        cause=cause if isinstance(cause, str) else None, has_detail=detail,
+        fingerprint=found if isinstance(found, str) else None,
+        baseline_cause=pinned if isinstance(pinned, str) else None)

@@ -33,6 +33,10 @@ class CaseRecord(Protocol):
     def detail(self) -> Detail: ...
     @property
     def level(self) -> str: ...
+    @property
+    def fingerprint(self) -> str | None: ...
+    @property
+    def baseline_cause(self) -> str | None: ...
 
 ALSO_SHOWN = 6
 WIDTH = 220
@@ -102,6 +106,14 @@ def terminal_groups(cases: Iterable[CaseRecord]) -> list[str]:
         also = _also(group)
         if also:
             lines.append(_cut(also, WIDTH))
+    renewed = new_causes(records)
+    if renewed:
+        lines.append(f"new causes: {len(renewed)} baselined case(s) now fail for another "
+                     "reason (the run fails; `capconf baseline REPORT --update FILE` pins "
+                     "the new cause once reviewed):")
+        for case in renewed:
+            lines.append(_cut(f"  {case.case}: the baseline pins: {case.baseline_cause}", WIDTH))
+            lines.append(_cut(f"      it now fails with: {case.fingerprint}", WIDTH))
     stale = sorted(c.case for c in records if c.outcome == outcomes.STALE)
     if stale:
         lines.append(_cut(f"stale baseline entries (these cases pass now; remove them from "
@@ -146,6 +158,15 @@ def markdown_groups(cases: Iterable[CaseRecord]) -> list[str]:
                     for step in first.detail.exchange]
             out += ["```"]
         out.append("")
+    renewed = new_causes(records)
+    if renewed:
+        out += ["", "## New causes", "",
+                "These cases are listed in the expected-failures baseline but now fail for "
+                "another reason, so the run fails. Review them; `capconf baseline REPORT "
+                "--update FILE` pins the new cause.", "",
+                "| case | outcome | cause the baseline pins | cause now |", "|---|---|---|---|"]
+        out += [f"| `{c.case}` | {c.outcome} | {_cell(c.baseline_cause or '')} | "
+                f"{_cell(c.fingerprint or '')} |" for c in renewed]
     stale = sorted(c.case for c in records if c.outcome == outcomes.STALE)
     if stale:
         out += ["", "## Stale baseline entries", "",
@@ -160,6 +181,18 @@ def markdown_groups(cases: Iterable[CaseRecord]) -> list[str]:
                 f"{g.first.reason.removeprefix(outcomes.NOT_IMPLEMENTED_PREFIX)}"
                 for g in not_impl]
     return out
+
+
+def new_causes(records: Iterable[CaseRecord]) -> list[CaseRecord]:
+    """Listed cases failing for another cause than the one their baseline entry pins."""
+    return sorted((c for c in records if c.outcome in outcomes.FAILING
+                   and getattr(c, "baseline_cause", None)), key=lambda c: c.case)
+
+
+def _cell(text: str) -> str:
+    """Text in a Markdown table cell: pipes escaped, on one line, HTML inert."""
+    return (text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
+            .replace("\n", " "))
 
 
 def headline(reason: str, limit: int = 200) -> str:
