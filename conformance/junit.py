@@ -7,7 +7,8 @@ JUnit has fewer kinds than capconf: failed and stale are ``<failure>``; errored,
 and timed out are ``<error>``; skipped, not implemented and expected failure are
 ``<skipped>``. Written from the JSON Lines report's text, so `capconf run --junit-xml`
 and `capconf report --junit-xml` give the same bytes for the same run. No timestamps or
-times: two runs of the same implementation give the same file.
+times: two runs of the same implementation give the same file. The suite's properties
+carry each requirement's status as every other output words it (``standing``).
 """
 
 from __future__ import annotations
@@ -91,6 +92,10 @@ def render_junit(report: LoadedReport) -> str:
         value = report.header.get(key)
         if isinstance(value, str):
             ET.SubElement(props, "property", name=key, value=_text(value))
+    # each requirement's status, as every other output states it (standing.py)
+    for rid, found in report.requirement_standings().items():
+        ET.SubElement(props, "property", name=f"requirement {_text(rid)}",
+                      value=_text(found.text))
     for cid in sorted(report.cases):
         _testcase(suite, report.cases[cid])
     ET.indent(root)

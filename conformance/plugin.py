@@ -248,10 +248,20 @@ def _checked_cases(config: pytest.Config,
     return checked
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list[pytest.Item]) -> None:
+    """Runs before any deselection (ours, `-k`, `-m`): a requirement's status counts
+    every case of the suite that cites it, so one whose cases the run did not select
+    reads "partly tested" or "not run", never compliant."""
     cases, suite_requirements = _checked_cases(config, items)
-    config.stash[_STASH_REPORT].suite_requirements = set(suite_requirements)
+    run = config.stash[_STASH_REPORT]
+    run.suite_requirements = set(suite_requirements)
+    run.suite_size = len(items)
+    run.suite_cases = {}
+    for item in items:
+        for rid in req_ids(item):
+            run.suite_cases[rid] = run.suite_cases.get(rid, 0) + 1
     config.stash[_STASH_BASELINE] = _gate(lambda: _baseline(config, set(cases)))
     wanted = set(config.getoption("req"))
     only = set(config.getoption("capconf_cases"))

@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from capconf.conformance import SUITE_VERSION, outcomes
+from capconf.conformance import SUITE_VERSION, outcomes, standing
 from capconf.conformance.failures import Detail
 from capconf.conformance.requirements import requirements
 from capconf.conformance.rollup import headline, markdown_groups, terminal_groups
@@ -20,6 +20,7 @@ from capconf.conformance.rollup import headline, markdown_groups, terminal_group
 __all__ = ["CaseRecord", "RunReport", "headline"]
 
 _PHASE_RANK = {"setup": 0, "call": 1, "teardown": 2}
+SHOWN_PER_STATUS = 12
 
 
 @dataclass(frozen=True)
@@ -62,9 +63,12 @@ class RunReport:
     cases: dict[str, CaseRecord] = field(default_factory=dict)
     # requirements the suite has cases for, whether or not this run selected them
     suite_requirements: set[str] = field(default_factory=set)
+    # requirement -> how many cases of the suite cite it (selected by this run or not)
+    suite_cases: dict[str, int] = field(default_factory=dict)
     handshake_error: str | None = None
     nothing_ran: bool = False
     warnings: list[str] = field(default_factory=list)  # e.g. a baseline without causes
+    suite_size: int = 0  # cases the suite collected, selected by this run or not
 
     def executed(self) -> bool:
         """Whether any case checked anything (passed, failed or was a known failure)."""
@@ -106,32 +110,32 @@ class RunReport:
         for key in sorted(self.cases):
             lines.append(json.dumps({"type": "case", **self.cases[key].to_json()},
                                     sort_keys=True, ensure_ascii=False))
+        lines += [json.dumps(s.to_json(), sort_keys=True) for s in self.standings()]
         return "\n".join(lines) + "\n"
 
-    def requirement_rows(self) -> list[tuple[str, str, int, str]]:
+    def standings(self) -> list[standing.Standing]:
+        """Every requirement's status, in SPEC order (``standing.fold``)."""
         by_req = self.by_requirement()
-        rows = []
-        for rid, req in requirements().items():
-            results = by_req.get(rid, [])
-            status = outcomes.requirement_status(results)
-            if not results and req.status == "planned":
-                status = "planned"
-            elif not results and rid in self.suite_requirements:
-                status = "not run"
-            rows.append((rid, req.level, len(results), status))
-        return rows
+        return [standing.fold(rid, by_req.get(rid, []),
+                              self.suite_cases.get(rid, len(by_req.get(rid, []))),
+                              planned=req.status == "planned")
+                for rid, req in requirements().items()]
 
     def summary_lines(self) -> list[str]:
         counts = self.counts()
         total = sum(counts.values())
         parts = ", ".join(f"{counts[o]} {o}" for o in outcomes.ALL if counts[o])
-        rows = self.requirement_rows()
-        status_counts = Counter(r[3] for r in rows)
+        rows = self.standings()
+        status_counts = Counter(r.status for r in rows)
         known_groups = {r.group for r in requirements().values()}
         declared = (self.hello or {}).get("features") or []
         unknown = sorted(set(declared) - known_groups)
-        lines = [f"implementation: {self.impl}", f"cases: {total} ({parts})",
-                 "requirements: " + ", ".join(f"{n} {s}" for s, n in sorted(status_counts.items()))]
+        of_suite = f" of the suite's {self.suite_size}" if self.suite_size else ""
+        lines = [f"implementation: {self.impl}",
+                 f"cases: {total} selected{of_suite}: {parts or 'none'}",
+                 f"requirements: {len(rows)} in the spec, by status: "
+                 + ", ".join(f"{status_counts[s]} {s}" for s in standing.ORDER
+                             if status_counts[s])]
         lines += [f"warning: {w}" for w in self.warnings]
         if unknown:
             lines.append(f"warning: `hello` declares unknown feature groups {unknown}; "
@@ -139,11 +143,17 @@ class RunReport:
         if counts[outcomes.NOT_IMPLEMENTED] and not any(
                 counts[o] for o in outcomes.ALL if o != outcomes.NOT_IMPLEMENTED):
             lines.append("warning: every case was 'not implemented'; nothing was checked")
-        bad = [rid for rid, _, _, status in rows if status == "non-compliant"]
-        if bad:
-            lines.append(f"non-compliant: {', '.join(bad)}")
+        for status in (standing.NON_COMPLIANT, standing.EXPECTED_FAILURE,
+                       standing.PARTLY_TESTED):
+            named = [r for r in rows if r.status == status]
+            if named:
+                shown = ", ".join(f"{r.requirement} ({standing.explain(status, r.counts)})"
+                                  for r in named[:SHOWN_PER_STATUS])
+                more = (f", and {len(named) - SHOWN_PER_STATUS} more (--report-md lists "
+                        "them all)" if len(named) > SHOWN_PER_STATUS else "")
+                lines.append(f"{status}: {shown}{more}")
         levels = Counter(c.level for c in self.cases.values() if c.outcome == outcomes.PASSED)
-        lines.append(f"passed by level: {levels['MUST']} behaviour (MUST), "
+        lines.append(f"cases passed, by level: {levels['MUST']} behaviour (MUST), "
                      f"{levels['REFERENCE']} reference-text")
         lines += terminal_groups(self.cases.values())
         if self.nothing_ran:
@@ -163,14 +173,23 @@ class RunReport:
         out += [f"> **Warning:** {w}  " for w in self.warnings] + ([""] if self.warnings else [])
         out += ["| outcome | cases |", "|---|---|"]
         out += [f"| {o} | {counts[o]} |" for o in outcomes.ALL if counts[o]]
-        titles = {rid: req.title for rid, req in requirements().items()}
+        table = requirements()
         levels = Counter(c.level for c in self.cases.values() if c.outcome == outcomes.PASSED)
-        out += ["", f"Passed by level: {levels['MUST']} behaviour (MUST), "
+        out += ["", f"Cases passed, by level: {levels['MUST']} behaviour (MUST), "
                 f"{levels['REFERENCE']} reference-text (REFERENCE: the reference's own wording "
                 "and layouts, opt-in).", ""]
-        out += ["", "## Requirements", "", "| requirement | title | level | cases | status |",
+        rows = self.standings()
+        status_counts = Counter(r.status for r in rows)
+        out += ["", "## Requirements", "",
+                f"{len(rows)} requirements in the spec, by status: "
+                + ", ".join(f"{status_counts[s]} {s}" for s in standing.ORDER
+                            if status_counts[s])
+                + ".", "", *(f"- *{s}*: {standing.MEANING[s]}" for s in standing.ORDER
+                             if status_counts[s]), "",
+                "| requirement | title | level | cases ran / in the suite | status |",
                 "|---|---|---|---|---|"]
-        out += [f"| {rid} | {titles[rid]} | {level} | {n} | {status} |"
-                for rid, level, n, status in self.requirement_rows()]
+        out += [f"| {r.requirement} | {table[r.requirement].title} | "
+                f"{table[r.requirement].level} | {r.counts.ran} / {r.counts.cases} | "
+                f"{r.text} |" for r in rows]
         out += markdown_groups(self.cases.values())
         return "\n".join(out) + "\n"

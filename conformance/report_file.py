@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from capconf.conformance import outcomes
+from capconf.conformance import outcomes, standing
 from capconf.conformance.report import headline
 
 MAX_REPORT_BYTES = 64 * 1024 * 1024  # a full run is ~0.3 MiB; refuse anything absurd
@@ -66,6 +66,8 @@ class LoadedReport:
     path: str
     header: dict[str, Any]
     cases: dict[str, CaseResult] = field(default_factory=dict)
+    # the report's own `{"type": "requirement"}` records (empty in an older report)
+    standings: dict[str, standing.Standing] = field(default_factory=dict)
 
     @property
     def suite_version(self) -> str | None:
@@ -82,6 +84,14 @@ class LoadedReport:
             return f"{impl['name']} {version}" if isinstance(version, str) else impl["name"]
         value = self.header.get("impl")
         return value if isinstance(value, str) and value else Path(self.path).name
+
+    def requirement_standings(self) -> dict[str, standing.Standing]:
+        """Each requirement's status: the report's own records, or (an older report
+        without them) the same fold over its case lines."""
+        if self.standings:
+            return dict(self.standings)
+        return {rid: standing.fold(rid, [c.outcome for c in cases])
+                for rid, cases in sorted(self.by_requirement().items())}
 
     def by_requirement(self) -> dict[str, list[CaseResult]]:
         out: dict[str, list[CaseResult]] = {}
@@ -109,17 +119,26 @@ def parse_report(text: str, path: str = "<report>") -> LoadedReport:
         raise ReportFileError(path, 1, 'the first line is not a report header '
                               '({"type": "header", ...}); is this a capconf --report file?')
     cases: dict[str, CaseResult] = {}
+    standings: dict[str, standing.Standing] = {}
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
             continue
         value = _object(line, path, number)
+        if value.get("type") == "requirement":
+            read = standing.from_record(value)
+            if read is None:
+                raise ReportFileError(path, number, "a requirement line needs `requirement`,"
+                                      " a known `status` and the integer counts "
+                                      + ", ".join(standing.Counts.__dataclass_fields__))
+            standings[read.requirement] = read
+            continue
         if value.get("type") != "case":
             continue  # a future line kind: ignored, as the report format is open
         case = _case(value, path, number)
         if case.case in cases:
             raise ReportFileError(path, number, f"case {case.case!r} appears twice")
         cases[case.case] = case
-    return LoadedReport(path, header, cases)
+    return LoadedReport(path, header, cases, standings)
 
 
 def load_report(path: str) -> LoadedReport:

@@ -33,7 +33,7 @@ MAX_VALUE_CHARS = 6000  # one expected/got/exchange value; a cut says how much i
 
 _ICONS = {"compliant": "\u2713", "non-compliant": "\u2717", "not implemented": "\u2013",
           "expected failure": "!", "skipped": "\u25cb", NOT_RUN: "\u00b7",
-          "untested": "?", "planned": "\u00b7"}
+          "untested": "?", "planned": "\u00b7", "partly tested": "\u25d0"}
 _OUTCOME_CLASS = {outcomes.PASSED: "compliant", outcomes.EXPECTED_FAILURE: "expected-failure",
                   outcomes.NOT_IMPLEMENTED: "not-implemented", outcomes.SKIPPED: "skipped"}
 
@@ -73,7 +73,8 @@ th[scope=row] { font-weight: normal; }
 .st a { color: inherit; }
 .compliant { background: var(--ok-bg); color: var(--ok-fg); }
 .non-compliant, .failing { background: var(--bad-bg); color: var(--bad-fg); font-weight: 600; }
-.not-implemented, .not-run, .untested { background: var(--ni-bg); color: var(--ni-fg); }
+.not-implemented, .not-run, .untested, .partly-tested { background: var(--ni-bg);
+  color: var(--ni-fg); }
 .expected-failure { background: var(--xf-bg); color: var(--xf-fg); }
 .skipped { background: var(--skip-bg); color: var(--skip-fg); }
 .n { color: inherit; opacity: .8; font-weight: normal; }
@@ -243,12 +244,10 @@ def _cell(cell: Cell, column: int, row: Row) -> str:
     text = f'<span aria-hidden="true">{icon}</span> {escape(cell.status)}'
     if not cell.cases:
         return f'<td class="st {_status_class(cell.status)}">{text}</td>'
-    bad = len(cell.failing)
-    n = (f"{bad} of {len(cell.cases)} cases failing" if bad else
-         f"{len(cell.cases)} case{'s' if len(cell.cases) != 1 else ''}")
+    n = cell.text.removeprefix(cell.status).strip().removeprefix("(").removesuffix(")")
     return (f'<td class="st {_status_class(cell.status)}">'
             f'<a href="#{anchor(f"d{column}", row.rid)}">{text}</a> '
-            f'<span class="n">({n})</span></td>')
+            f'<span class="n">({escape(n)})</span></td>')
 
 
 def _matrix_table(matrix: Matrix) -> str:
@@ -318,7 +317,7 @@ def _requirement_cases(row: Row, column: int, name: str) -> str:
     return (f'<section class="req" id="{anchor(f"d{column}", row.rid)}" '
             f'aria-labelledby="{anchor(f"h{column}", row.rid)}">'
             f'<h4 id="{anchor(f"h{column}", row.rid)}"><span class="rid">{escape(row.rid)}'
-            f"</span> {escape(row.title)}: {escape(cell.status)}</h4>"
+            f"</span> {escape(row.title)}: {escape(cell.text or cell.status)}</h4>"
             f"<table><caption>Cases of {escape(row.rid)} for {escape(name)}</caption>"
             '<thead><tr><th scope="col">Case</th><th scope="col">Outcome</th>'
             '<th scope="col">Level</th><th scope="col">Reason</th></tr></thead>'

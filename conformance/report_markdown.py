@@ -18,7 +18,7 @@ def _cell(text: str) -> str:
 def _summary_text(counts: dict[str, int], total: int) -> str:
     rest = ", ".join(f"{counts[s]} {s}" for s in SUMMARY_ORDER
                      if s != "compliant" and counts.get(s))
-    ok = f"{counts.get('compliant', 0)}/{total} compliant"
+    ok = f"{counts.get('compliant', 0)} of {total} requirements compliant"
     return f"{ok}; {rest}" if rest else ok
 
 
@@ -58,8 +58,8 @@ def _not_everywhere_compliant(matrix: Matrix) -> list[str]:
     out = ["", "## Requirements not compliant everywhere", "",
            _header(matrix, "requirement", "area")]
     for block, row in rows:
-        cells = " | ".join(("**non-compliant**" if c.status == "non-compliant" else c.status)
-                           for c in row.cells)
+        cells = " | ".join(_cell(f"**{c.text}**" if c.status == "non-compliant"
+                                 else c.text or c.status) for c in row.cells)
         out.append(f"| {row.rid} {_cell(row.title)} | {_cell(block.area.title)} | {cells} |")
     return out
 

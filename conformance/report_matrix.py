@@ -2,10 +2,10 @@
 implementations (columns). The one model behind the HTML and Markdown renderings, so
 both always say the same thing.
 
-A cell folds the outcomes of one requirement's cases in one report with
-`outcomes.requirement_status`, the same fold as the terminal summary; a requirement a
-report has no case line for is "not run" (the run selected other requirements, or the
-report comes from another suite version).
+A cell is one requirement's status in one report: the report's own requirement record
+(``standing``: the same fold as the terminal summary, counting the suite's cases the run
+did not select), or for an older report without those records the same fold over its
+case lines; a requirement a report has no line for is "not run".
 """
 
 from __future__ import annotations
@@ -13,27 +13,21 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from capconf.conformance import outcomes
+from capconf.conformance import standing
 from capconf.conformance.areas import AREAS, OTHER, Area, area_of
 from capconf.conformance.report_file import CaseResult, LoadedReport
 from capconf.conformance.requirements import requirements
 
-NOT_RUN = "not run"
-# requirement_status's words, as a report's reader reads them
-LABELS = {"known failures": "expected failure"}
+NOT_RUN = standing.NOT_RUN
 # the order of the per-area summary, worst first
-SUMMARY_ORDER = ("non-compliant", "expected failure", "not implemented", "skipped",
-                 NOT_RUN, "untested", "compliant")
-
-
-def label(status: str) -> str:
-    return LABELS.get(status, status)
+SUMMARY_ORDER = standing.ORDER
 
 
 @dataclass(frozen=True)
 class Cell:
-    status: str  # a label: compliant, non-compliant, not implemented, expected failure, ...
+    status: str  # a standing: compliant, partly tested, non-compliant, not implemented, ...
     cases: tuple[CaseResult, ...]
+    text: str = ""  # the status with what its numbers count: "partly tested (15 of 46 ...)"
 
     @property
     def failing(self) -> tuple[CaseResult, ...]:
@@ -95,11 +89,13 @@ def build_matrix(reports: list[LoadedReport]) -> Matrix:
     for rid in known + extra:
         req = table.get(rid)
         cells = []
-        for by in per_report:
+        for report, by in zip(reports, per_report, strict=True):
             cases = tuple(sorted(by.get(rid, []), key=lambda c: c.case))
-            status = (label(outcomes.requirement_status([c.outcome for c in cases]))
-                      if cases else NOT_RUN)
-            cells.append(Cell(status, cases))
+            found = report.standings.get(rid)
+            if found is None and cases:
+                found = standing.fold(rid, [c.outcome for c in cases])
+            cells.append(Cell(found.status, cases, found.text) if found is not None
+                         else Cell(NOT_RUN, cases, f"{NOT_RUN} (no case line in the report)"))
         area = area_of(req.group) if req else OTHER
         rows_by_area.setdefault(area.group, []).append(
             Row(rid, req.title if req else "", req.level if req else "", tuple(cells)))

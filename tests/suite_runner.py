@@ -94,7 +94,7 @@ def read_run(report: Path, returncode: int, output: str) -> SuiteRun:
     """A run's outcome from its JSON Lines report (header, then one line per case)."""
     lines = [json.loads(ln) for ln in report.read_text().splitlines()] if report.exists() else []
     header = lines[0] if lines else {}
-    cases = {ln["case"]: ln for ln in lines[1:]}
+    cases = {ln["case"]: ln for ln in lines[1:] if ln.get("type", "case") == "case"}
     return SuiteRun(returncode, output, header, cases)
 
 

@@ -151,8 +151,8 @@ def test_status_is_never_colour_only() -> None:
 def test_markdown_summary_names_areas_non_compliant_requirements_and_failures() -> None:
     text = render_markdown(_reports())
     assert "## Summary by area" in text and "| Tool grants | §4 |" in text
-    assert "| TOOL-02 Case-insensitive in, canonical out | Tool grants | compliant | " \
-           "**non-compliant** |" in text
+    assert "| TOOL-02 Case-insensitive in, canonical out | Tool grants | compliant (all 2 " \
+           "cases ran and passed) | **non-compliant (2 of 2 cases that ran failed)** |" in text
     assert "`tool.case.canonical` (TOOL-02; MUST): **failed**" in text
     assert "| DEF-01" not in text  # compliant everywhere: not listed
 
@@ -161,7 +161,7 @@ def test_markdown_of_a_fully_compliant_report_says_so() -> None:
     text = render_markdown([parse_report(jsonl(header(), case("a", ["DEF-01"])))])
     assert "Requirements not compliant everywhere" in text  # DEF-02.. are not run
     good = parse_report(jsonl(header(), case("a", ["DEF-01"])))
-    assert "1/7 compliant" in render_markdown([good])
+    assert "1 of 7 requirements compliant" in render_markdown([good])
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
