@@ -22,7 +22,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from capconf.conformance import outcomes
+from capconf.conformance import outcomes, standing
 from capconf.conformance.requirements import Requirement, requirements
 
 _ISSUE = re.compile(r"(?<![\w/])#(\d+)\b")
@@ -136,7 +136,7 @@ def requirement_rows(run: Run, table: dict[str, Requirement]) -> list[tuple[str,
         for r in case.requirements:
             results[r].append(case.outcome)
     return [(rid, table[rid].title if rid in table else "?",
-             outcomes.requirement_status(results[rid])) for rid in sorted(results)]
+             standing.requirement_status(results[rid])) for rid in sorted(results)]
 
 
 def render(run: Run, baseline: dict[str, Annotation], title: str,

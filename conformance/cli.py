@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from capconf.conformance.cli_common import (
+    definition_files,
     fail,
     format_diagnostic,
     impl_options,
@@ -37,6 +38,7 @@ COMMAND_MODULES = (
     "capconf.conformance.cli_editor",
     "capconf.conformance.cli_replay",
     "capconf.conformance.cli_baseline",
+    "capconf.conformance.cli_differential",
 )
 _world_args = world_args  # the name benchmarks/bench_bombs.py uses
 __all__ = ["build_parser", "main", "prepare_workspace"]
@@ -53,24 +55,6 @@ def cmd_prompt(ns: argparse.Namespace) -> int:
         driver.close()
     sys.stdout.buffer.write(result["prompt"].encode("utf-8"))
     return 0
-
-
-DEFINITION_SUFFIXES = (".md", ".yaml", ".yml", ".json")
-
-
-def _definition_files(arg: str) -> list[str]:
-    """A file as given; a folder (`.claude/agents/`) as the definition files under it
-    (by suffix, sorted, hidden folders skipped). Reading stays in ``_read_definition``."""
-    path = Path(arg)
-    if not path.is_dir():
-        return [arg]
-    found = sorted(str(p) for p in path.rglob("*")
-                   if p.suffix.lower() in DEFINITION_SUFFIXES and p.is_file()
-                   and not any(part.startswith(".") for part in p.relative_to(path).parts))
-    if not found:
-        raise SystemExit(fail(f"{arg}: no definition files ({', '.join(DEFINITION_SUFFIXES)})"
-                               " in this folder"))
-    return found
 
 
 def _skill_layer_file(d: dict[str, Any], world: dict[str, Any]) -> str | None:
@@ -112,7 +96,7 @@ def cmd_validate(ns: argparse.Namespace) -> int:
     world; the exit status is the worst of them."""
     from capconf.conformance import lint_formats
 
-    files = [f for arg in ns.definitions for f in _definition_files(arg)]
+    files = [f for arg in ns.definitions for f in definition_files(arg)]
     driver = make_driver(ns.impl, ns.timeout)
     results: list[dict[str, Any]] = []
     status = 0

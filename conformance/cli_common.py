@@ -136,3 +136,21 @@ def impl_options(p: argparse.ArgumentParser) -> None:
                    help="driver command of the implementation (default: the bundled "
                         "reference simulator, in-process)")
     p.add_argument("--timeout", type=float, default=20.0, help="seconds per request")
+
+
+DEFINITION_SUFFIXES = (".md", ".yaml", ".yml", ".json")
+
+
+def definition_files(arg: str) -> list[str]:
+    """A file as given; a folder (`.claude/agents/`) as the definition files under it
+    (by suffix, sorted, hidden folders skipped). Reading stays in ``read_definition``."""
+    path = Path(arg)
+    if not path.is_dir():
+        return [arg]
+    found = sorted(str(p) for p in path.rglob("*")
+                   if p.suffix.lower() in DEFINITION_SUFFIXES and p.is_file()
+                   and not any(part.startswith(".") for part in p.relative_to(path).parts))
+    if not found:
+        raise SystemExit(fail(f"{arg}: no definition files ({', '.join(DEFINITION_SUFFIXES)})"
+                               " in this folder"))
+    return found

@@ -23,13 +23,3 @@ ALL = (PASSED, FAILED, SKIPPED, NOT_IMPLEMENTED, ERRORED, CRASHED, TIMED_OUT,
 FAILING = frozenset({FAILED, ERRORED, CRASHED, TIMED_OUT, STALE})
 
 NOT_IMPLEMENTED_PREFIX = "not implemented: "
-
-
-def requirement_status(outcomes: list[str]) -> str:
-    """The status of a requirement whose cases in the suite are exactly these outcomes
-    (``standing.fold``, the one fold every output uses; kept for callers that have only a
-    list of outcomes, under its old word "known failures" for an expected failure)."""
-    from capconf.conformance.standing import EXPECTED_FAILURE, fold
-
-    status = fold("", outcomes).status
-    return "known failures" if status == EXPECTED_FAILURE else status
