@@ -24,6 +24,12 @@ EXPECTATION_KEYS = frozenset({
 })
 
 
+CATALOG_GROUPS = {"catalog.skills": "skills", "catalog.knowledge": "knowledge",
+                  "catalog.mcp": "mcp", "catalog.memory": "memory"}
+"""A dimension's catalog section is served by the dimension's group (SPEC.md section 2,
+"Which group serves an op"): a case that expects one uses that group."""
+
+
 @dataclass(frozen=True)
 class Case:
     id: str
@@ -36,6 +42,13 @@ class Case:
     filename: str | None = None
     world: dict[str, Any] = field(default_factory=dict)
     source_file: str = ""
+
+    @property
+    def uses(self) -> tuple[str, ...]:
+        """The groups of the dimension catalogs the case expects in the prompt: a runtime
+        that declares `prompt` but not `skills` is not asked to discover skills."""
+        shown = [*(self.expect.get("parts") or []), *(self.expect.get("part_contains") or {})]
+        return tuple(sorted({CATALOG_GROUPS[p] for p in shown if p in CATALOG_GROUPS}))
 
 
 def default_world() -> dict[str, Any]:

@@ -15,7 +15,8 @@ LAYOUT_RULES = {"PROMPT-01", "PROMPT-02"}  # the cases whose prompts are checked
 
 def _param(case: Case) -> Any:
     return pytest.param(case, id=case.id,
-                        marks=[pytest.mark.case(case.id), pytest.mark.req(*case.requirements)])
+                        marks=[pytest.mark.case(case.id), pytest.mark.req(*case.requirements),
+                               pytest.mark.uses(*case.uses)])
 
 
 @pytest.mark.parametrize("case", [_param(c) for c in CASES])

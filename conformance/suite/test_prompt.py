@@ -27,6 +27,9 @@ The body has the last word.
 
 @pytest.mark.case("prompt.order.all-four-dimensions")
 @pytest.mark.req("PROMPT-01", "PROMPT-02", "TOOL-03")
+# each catalog section is its dimension's group's: a `prompt`-only runtime is not asked
+# to discover skills across five layers (SPEC.md section 2, "Which group serves an op")
+@pytest.mark.uses("skills", "knowledge", "mcp", "memory")
 def test_all_four_sections_in_order_between_frame_and_body(impl: Harness, tmp_path: Path) -> None:
     layer = tmp_path / "system-skills"
     (layer / "refunds").mkdir(parents=True)

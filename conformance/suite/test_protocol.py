@@ -43,9 +43,21 @@ def test_parse_without_source_is_bad_request(impl: Harness) -> None:
 @pytest.mark.case("proto.world.workspace-missing")
 @pytest.mark.req("PROTO-02")
 def test_world_with_missing_workspace_is_refused(impl: Harness) -> None:
-    error = impl.setup_error(workspace=str(impl.workspace / "does-not-exist"))
-    assert error["code"] == "world_invalid"
-    assert error.get("path") == ["args", "workspace"]
+    """PROTO-02: `workspace` must name an existing directory; a path that does not exist,
+    a file, or no `workspace` at all is `world_invalid` at `["args", "workspace"]`. Bug: a
+    runtime that creates the directory, or acts later in a workspace that is not there."""
+    impl.write("a-file.txt", "not a directory")
+    for where, args in (("a path that does not exist",
+                         {"workspace": str(impl.workspace / "does-not-exist")}),
+                        ("a file", {"workspace": str(impl.workspace / "a-file.txt")})):
+        error = impl.setup_error(**args)
+        got = (error.get("code"), error.get("path"))
+        assert got == ("world_invalid", ["args", "workspace"]), (
+            f"workspace: {where}: expected ('world_invalid', ['args', 'workspace']), got {got}")
+    error = impl.driver.request_error("world.setup", {"frame": "F"})
+    got = (error.get("code"), error.get("path"))
+    assert got == ("world_invalid", ["args", "workspace"]), (
+        f"no workspace: expected ('world_invalid', ['args', 'workspace']), got {got}")
 
 
 @pytest.mark.case("tool.registry.case-conflict-refused")
@@ -143,9 +155,11 @@ def _still_answering(driver: Driver) -> None:
 
 
 def _refused(response: dict[str, Any], codes: tuple[str, ...]) -> dict[str, Any]:
-    assert response["ok"] is False, f"a malformed line was accepted: {response}"
+    assert response.get("ok") is False, (
+        f"a malformed line: expected a refusal ({' or '.join(codes)}), got {response}")
     error: dict[str, Any] = response["error"]
-    assert error["code"] in codes, error
+    assert error.get("code") in codes, (
+        f"error code: expected {' or '.join(codes)}, got {error.get('code')!r} ({error})")
     return error
 
 
@@ -194,10 +208,25 @@ def test_id_that_is_not_an_integer_is_refused(driver: Driver) -> None:
 
 @pytest.mark.case("proto.malformed.deep-nesting")
 @pytest.mark.req("PROTO-03")
-def test_absurd_nesting_is_refused_not_fatal(driver: Driver) -> None:
+def test_64_levels_are_accepted_and_deeper_nesting_is_answered(driver: Driver) -> None:
+    """PROTO-03: an implementation MUST accept 64 levels of nesting (the request object is
+    level 1); above that it is free to accept or refuse (`bad_json` / `bad_request`), but
+    it answers and keeps answering (g3). Bug: a recursive parser that dies on deep input,
+    or a limit below 64."""
+    levels = 62  # the request (1) and `args` (2), then 62 arrays: level 64
+    at_limit = (b'{"id": 1, "op": "hello", "args": {"x": ' + b"[" * levels + b"]" * levels
+                + b"}}")
+    response = driver.send_raw(at_limit)
+    assert response.get("ok") is True and response.get("id") == 1, (
+        f"64 levels of nesting: expected the result of `hello` (id 1), got {response}")
     deep = b'{"id": 1, "op": "hello", "args": {"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
-    _refused(driver.send_raw(deep), ("bad_json", "bad_request"))
-    _refused(driver.send_raw(b"[" * 100_000), ("bad_json", "bad_request"))
+    response = driver.send_raw(deep)
+    if not response.get("ok"):
+        _refused(response, ("bad_json", "bad_request"))
+    else:
+        assert response.get("id") == 1, (
+            f"100,000 levels accepted: expected the result of `hello` with id 1, got {response}")
+    _refused(driver.send_raw(b"[" * 100_000), ("bad_json", "bad_request"))  # never closed
     _still_answering(driver)
 
 
