@@ -192,21 +192,26 @@ def cmd_kb_search(ns: argparse.Namespace) -> int:
 
 
 def cmd_smoke(ns: argparse.Namespace) -> int:
+    """`hello`, then `world.setup` of an empty temporary workspace: the two requests every
+    case starts with. A failure names the request that failed."""
     driver = make_driver(ns.impl, ns.timeout)
+    op = "hello"
     try:
         hello = driver.hello()
+        op = "world.setup"
         with tempfile.TemporaryDirectory() as tmp:
             driver.request("world.setup", {"workspace": os.path.realpath(tmp)})
     except DriverFailure as exc:
         from capconf.conformance.handshake import handshake_message
 
-        print(handshake_message(ns.impl, driver.transport, exc), file=sys.stderr)
-        return fail(f"smoke failed ({exc.outcome})")
+        print(handshake_message(ns.impl, driver.transport, exc, op, "smoke failed"),
+              file=sys.stderr)
+        return fail(f"smoke failed at `{op}` ({exc.outcome})")
     finally:
         driver.close()
     impl = hello["implementation"]
     print(f"ok: {impl['name']} {impl.get('version', '')}, spec {hello['spec_version']}, "
-          f"features: {', '.join(hello['features'])}")
+          f"features: {', '.join(hello['features'])}; `hello` and `world.setup` answered")
     return 0
 
 
@@ -376,7 +381,8 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--world", help="world YAML (keys of world.setup)")
     impl_options(validate)
 
-    smoke = sub.add_parser("smoke", help="check that an implementation answers the handshake")
+    smoke = sub.add_parser("smoke", help="check that an implementation answers `hello` and "
+                           "sets up an empty world (`world.setup`), the start of every case")
     impl_options(smoke)
 
     kb = sub.add_parser("kb-search", help="run kb_search on real files (exit 1: no hit)")

@@ -25,9 +25,12 @@ def _tail(text: str) -> list[str]:
     return lines[-STDERR_LINES:]
 
 
-def handshake_message(impl: str, transport: Any, failure: DriverFailure) -> str:
-    """What went wrong at `hello`, and what to check, in one block of text."""
-    lines = ["capconf: the implementation failed the handshake (`hello`); no case was run.",
+def handshake_message(impl: str, transport: Any, failure: DriverFailure,
+                      op: str = "hello", outcome: str = "no case was run") -> str:
+    """What went wrong at `hello` (or at ``op``, the request that failed after it), and
+    what to check, in one block of text."""
+    what = "the handshake (`hello`)" if op == "hello" else f"`{op}` (after answering `hello`)"
+    lines = [f"capconf: the implementation failed {what}; {outcome}.",
              f"  command:     {impl}"]
     stderr = ""
     first = (failure.message.splitlines() or [""])[0].removesuffix("; stderr tail:")
@@ -50,7 +53,7 @@ def handshake_message(impl: str, transport: Any, failure: DriverFailure) -> str:
             f"echo '{{\"id\":1,\"op\":\"hello\",\"args\":{{}}}}' | {impl}),",
             "               that it answers each request with one JSON line on stdout "
             "(logs go to stderr),",
-            "               and that it answers `hello` within --timeout seconds "
+            f"               and that it answers `{op}` within --timeout seconds "
             "(a first `cargo run` or `npx` may compile or download first)."]
     if isinstance(failure, ImplementationTimedOut):
         hint.append("               It started but did not answer in time: raise --timeout, "

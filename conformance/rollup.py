@@ -93,7 +93,7 @@ def terminal_groups(cases: Iterable[CaseRecord]) -> list[str]:
         first = group.first
         tag = "" if first.level == "MUST" else " (reference-text)"
         lines.append(_cut(f"  {number}. [{group.outcomes} x{len(group.cases)}] "
-                          f"{group.cause}", WIDTH))
+                          f"{_untailed(group.cause)}", WIDTH))
         lines.append(_cut(f"      {first.case}{tag}: {first.detail.rule or first.reason}",
                           WIDTH))
         if first.detail.expected is not None:
@@ -102,7 +102,11 @@ def terminal_groups(cases: Iterable[CaseRecord]) -> list[str]:
         elif first.detail.got is not None:
             lines.append(_cut(f"      got: {_value(first.detail.got, 200)}", WIDTH))
         elif first.outcome != outcomes.FAILED or not first.detail.rule:
-            lines.append(_cut(f"      {headline(first.reason)}", WIDTH))
+            lines.append(_cut(f"      {_untailed(headline(first.reason))}", WIDTH))
+        tail = stderr_tail(first.reason)
+        if tail:
+            lines.append(f"      its stderr tail (last {len(tail)} line(s)):")
+            lines += [_cut(f"        | {_printable(line)}", WIDTH) for line in tail]
         also = _also(group)
         if also:
             lines.append(_cut(also, WIDTH))
@@ -193,6 +197,31 @@ def _cell(text: str) -> str:
     """Text in a Markdown table cell: pipes escaped, on one line, HTML inert."""
     return (text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
             .replace("\n", " "))
+
+
+STDERR_SHOWN = 8
+
+
+def stderr_tail(reason: str) -> list[str]:
+    """The last lines of a crashed implementation's stderr, as its reason carries them
+    after ``stderr tail:`` (the console showed the marker and nothing after it)."""
+    marker = "stderr tail:"
+    if marker not in reason:
+        return []
+    after = reason.split(marker, 1)[1]
+    lines = [ln.rstrip() for ln in after.split("\n") if ln.strip()]
+    return lines[-STDERR_SHOWN:]
+
+
+def _untailed(text: str) -> str:
+    """A crash's first line without its dangling ``; stderr tail:`` (the tail follows)."""
+    return text.removesuffix("; stderr tail:")
+
+
+def _printable(text: str) -> str:
+    """Text from the implementation on a terminal: control characters escaped, so it
+    cannot move the cursor or forge a line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def headline(reason: str, limit: int = 200) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 from suite_runner import CliResult, run_cli
@@ -90,8 +91,22 @@ def test_matrix_lists_every_requirement_and_passes_for_active_musts() -> None:
 def test_smoke_reports_the_handshake() -> None:
     proc = capconf("smoke")
     assert proc.returncode == 0 and b"capconf-reference-simulator" in proc.stdout
+    assert b"`hello` and `world.setup` answered" in proc.stdout
     dead = capconf("smoke", "--impl", "false")
     assert dead.returncode == 2 and b"crashed" in dead.stderr
+    assert b"failed the handshake (`hello`)" in dead.stderr
+    assert b"smoke failed at `hello` (crashed)" in dead.stderr
+
+
+def test_smoke_names_the_request_that_failed_after_hello() -> None:
+    """`hello` answered, `world.setup` crashed: the message blames `world.setup`."""
+    fake = Path(__file__).resolve().parent.parent / "fake_impls" / "misbehave.py"
+    dead = capconf("smoke", "--impl", f"{sys.executable} {fake} crash world.setup")
+    err = dead.stderr.decode()
+    assert dead.returncode == 2, err
+    assert "failed `world.setup` (after answering `hello`); smoke failed" in err
+    assert "panic: simulated crash in world.setup" in err  # its stderr tail
+    assert "smoke failed at `world.setup` (crashed)" in err
 
 
 def test_kb_search_text_json_and_refusal(tmp_path: Path) -> None:
