@@ -65,6 +65,7 @@ _STASH_BASELINE = pytest.StashKey[baselines.Baseline]()
 _STASH_REQUIRED = pytest.StashKey[frozenset[str]]()
 _STASH_MARKS = pytest.StashKey[tuple[str | None, tuple[str, ...]]]()
 _STASH_GROUPS = pytest.StashKey[frozenset[str]]()
+_STASH_COMPARED = pytest.StashKey[tuple[Any, Any] | None]()
 _STASH_CHECKED = pytest.StashKey[
     tuple[tuple[pytest.Item, ...], frozenset[str], frozenset[str]]]()
 GATE_ERROR = 2
@@ -355,6 +356,7 @@ def _feature_gate(request: pytest.FixtureRequest, driver: Driver) -> None:
     """Cases of a feature group the implementation does not declare in `hello` are
     "not implemented", never failures."""
     driver.begin_case()
+    request.config.stash[_STASH_COMPARED] = None
     if isinstance(driver.transport, RecordingTransport):
         driver.transport.begin_case()
     declared = driver.features  # a failing handshake is reported with its own outcome
@@ -406,9 +408,10 @@ def pytest_runtest_makereport(
     drv = item.config.stash.get(_STASH_DRIVER, None)
     transport = drv.transport if drv is not None else None
     journal = transport.journal if isinstance(transport, RecordingTransport) else None
+    compared = item.config.stash.get(_STASH_COMPARED, None)
     detail = describe(category, reason, excinfo.value if excinfo is not None else None,
                       journal.steps if journal is not None else [], req_ids(item),
-                      _docstring(item)) if category is not None else None
+                      _docstring(item), compared) if category is not None else None
     if (category in outcomes.FAILING and journal is not None and cid is not None
             and item.config.getoption("save_failures")):
         save_scenario(Path(item.config.getoption("save_failures")), cid, req_ids(item),
@@ -438,6 +441,31 @@ def pytest_runtest_makereport(
             report.longrepr = f"{cid}: {verdict.reason}"
     run: RunReport = item.config.stash[_STASH_REPORT]
     run.record(record, phase=report.when)
+
+
+def pytest_assertrepr_compare(config: pytest.Config, op: str, left: Any,
+                              right: Any) -> list[str] | None:
+    """A case writes ``assert got == expected``; pytest's own text of a failing one
+    (``assert ['bogus', 'Bo...cp__crm', ...] == [...]``) labels neither side and cuts
+    both. Here each side is labelled, cut where it says so, with the first differing
+    path; the whole values go to the report's ``expected`` and ``got``."""
+    if op != "==":
+        return None
+    from capconf.conformance.baselines import first_difference
+    from capconf.conformance.failures import jsonable
+
+    config.stash[_STASH_COMPARED] = (right, left)
+    where = first_difference(jsonable(right), jsonable(left))
+    lines = ["the answer differs from what the case expects"
+             + (f" (first difference at {where})" if where else ""),
+             f"expected: {_labelled_value(right)}", f"got: {_labelled_value(left)}"]
+    return lines
+
+
+def _labelled_value(value: Any, limit: int = 600) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else (
+        f"{text[:limit]}... (cut: {len(text)} characters; the report has it whole)")
 
 
 def _docstring(item: pytest.Item) -> str:

@@ -50,7 +50,10 @@ def _why(exc: BaseException | None, docstring: str) -> str:
 
 
 def describe(category: str, reason: str, exc: BaseException | None, steps: Sequence[Step],
-             requirement_ids: Sequence[str], docstring: str) -> Detail:
+             requirement_ids: Sequence[str], docstring: str,
+             compared: tuple[Any, Any] | None = None) -> Detail:
+    """``compared``: the (expected, got) of the failing plain ``assert got == expected``
+    (the plugin keeps it from ``pytest_assertrepr_compare``), kept whole, not as text."""
     titles = {rid: r.title for rid, r in requirements().items()}
     if category not in SHOWN_FOR:
         return Detail(rule_line(requirement_ids, titles, first_sentence(docstring)))
@@ -62,6 +65,8 @@ def describe(category: str, reason: str, exc: BaseException | None, steps: Seque
     elif isinstance(exc, ImplementationError):
         expected = f"a result of `{exc.op}`"
         got = {"error": {"code": exc.code, "message": exc.error_message}}
+    elif compared is not None and type(exc) is AssertionError:
+        expected, got = jsonable(compared[0]), jsonable(compared[1])
     elif exc is not None and not isinstance(exc, DriverFailure):
         pair = expected_got_in(str(exc))
         if pair is not None:
