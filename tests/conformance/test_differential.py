@@ -107,3 +107,14 @@ def test_that_runtime_passes_every_case_of_its_groups(tmp_path: Path) -> None:
     ran = {cid: o for cid, o in run.outcomes().items() if o != "not implemented"}
     assert len(ran) > 100 and set(ran.values()) == {"passed"}, run.output[-3000:]
     assert run.returncode == 0
+    # the done-means, on the whole suite: this runtime declares def, tool and
+    # prompt; no requirement with unrun cases reads compliant, none of an undeclared
+    # group reads non-compliant
+    records = [json.loads(x) for x in (tmp_path / "report.jsonl").read_text().splitlines()]
+    standings = {r["requirement"]: r for r in records if r["type"] == "requirement"}
+    compliant = [r for r in standings.values() if r["status"] == "compliant"]
+    assert compliant and all(r["ran"] == r["passed"] == r["cases"] for r in compliant)
+    assert not [r for r in standings.values() if r["status"] == "non-compliant"]
+    assert standings["DEF-02"]["status"] == "partly tested"
+    for rid in ("SKILL-02", "MCP-01", "KB-02", "MEM-02"):
+        assert standings[rid]["status"] == "not implemented", standings[rid]
