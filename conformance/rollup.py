@@ -124,7 +124,7 @@ def terminal_groups(cases: Iterable[CaseRecord]) -> list[str]:
                           f"--expected-failures): {', '.join(stale)}", 2000))
     for group in groups(records, frozenset({outcomes.NOT_IMPLEMENTED}))[:10]:
         reason = group.first.reason.removeprefix(outcomes.NOT_IMPLEMENTED_PREFIX)
-        lines.append(_cut(f"not implemented x{len(group.cases)}: {reason}", WIDTH))
+        lines.append(_cut(f"not implemented: {len(group.cases)} case(s): {reason}", WIDTH))
     return lines
 
 
