@@ -130,15 +130,28 @@ def _compare_file(file: str, data: bytes, ref: _Side, impl: _Side) -> list[CaseR
     return records
 
 
+_UNSAFE = frozenset("`|<>\\")
+
+
+def safe_name(name: str) -> str:
+    """A file name as reports carry it (a case ID, a reason): a character that is not
+    printable or that ends a Markdown code span or table cell or starts markup
+    (`` ` | < > \\ ``) is percent-encoded (and `%` itself), so a hostile file name cannot
+    forge a line, a table cell or markup."""
+    return "".join(c if c.isprintable() and c not in _UNSAFE and c != "%" else
+                   "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass"))
+                   for c in name)
+
+
 def _named_files(arg: str) -> list[tuple[str, str]]:
     """(path to read, name in the reports) for each definition file of ``arg``: a file
     as given; a folder's files relative to the folder's parent (`agents/x.md`), so
     reports of two checkouts name the same file the same way."""
     found = definition_files(arg)
     if not Path(arg).is_dir():
-        return [(f, f) for f in found]
+        return [(f, safe_name(f)) for f in found]
     parent = Path(arg).resolve().parent
-    return [(f, Path(f).resolve().relative_to(parent).as_posix()) for f in found]
+    return [(f, safe_name(Path(f).resolve().relative_to(parent).as_posix())) for f in found]
 
 
 def cmd_differential(ns: argparse.Namespace) -> int:

@@ -118,3 +118,10 @@ def test_that_runtime_passes_every_case_of_its_groups(tmp_path: Path) -> None:
     assert standings["DEF-02"]["status"] == "partly tested"
     for rid in ("SKILL-02", "MCP-01", "KB-02", "MEM-02"):
         assert standings[rid]["status"] == "not implemented", standings[rid]
+
+
+def test_a_hostile_file_name_cannot_forge_report_text() -> None:
+    from capconf.conformance.cli_differential import safe_name
+
+    assert safe_name("agents/ok_name [1].md") == "agents/ok_name [1].md"
+    assert safe_name("a\nb|`c`<x>%.md") == "a%0Ab%7C%60c%60%3Cx%3E%25.md"
