@@ -84,14 +84,15 @@ def read_report(path: Path) -> Run:
 
 
 def read_baseline(path: Path) -> dict[str, Annotation]:
-    """Case ID -> its annotation; the same grammar the runner reads (text before `#`)."""
+    """Case ID -> its annotation; the same grammar the runner reads (text before `#`; an
+    entry's `cause: ...` after its ID, conformance/baselines.py, is not part of the ID)."""
     out: dict[str, Annotation] = {}
     for line in _lines(path):
         cid, _, note = line.partition("#")
         if not cid.strip():
             continue
         match = _KIND.match(note)
-        out[cid.strip()] = (Annotation(match.group(1).lower(), match.group(2).strip())
+        out[cid.split()[0]] = (Annotation(match.group(1).lower(), match.group(2).strip())
                             if match else Annotation("?", note.strip()))
     return out
 

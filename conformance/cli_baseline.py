@@ -56,7 +56,8 @@ def cmd_baseline(ns: argparse.Namespace) -> int:
     for message in result.messages:
         print(f"capconf baseline: {message}", file=sys.stderr)
     if target:
-        print(f"capconf baseline: wrote {len(result.entries)} entries to {target}",
+        n = len(result.entries)
+        print(f"capconf baseline: wrote {n} entr{'y' if n == 1 else 'ies'} to {target}",
               file=sys.stderr)
     return 0
 

@@ -199,3 +199,24 @@ def test_the_old_form_still_reads_with_one_warning(tmp_path: Path) -> None:
     assert run.output.count(f"{baseline}: 2 of 2 baseline entries pin no cause") == 2, \
         run.output[-3000:]  # stderr at the start, and the summary
     assert f"--update {baseline}" in run.output
+
+
+def test_adapters_make_report_reads_the_pinned_form(tmp_path: Path) -> None:
+    """The adapters' REPORT.md generator keys its findings by case ID in both forms."""
+    import json
+    import subprocess
+
+    report = tmp_path / "r.jsonl"
+    rows = [{"type": "header", "suite_version": "0.1.0", "spec_version": "0.1.0",
+             "implementation": {"name": "x"}, "features": ["def"]},
+            {"type": "case", "case": "def.a", "requirements": ["DEF-01"], "level": "MUST",
+             "outcome": "expected failure", "reason": "r"}]
+    report.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    baseline = tmp_path / "b.txt"
+    baseline.write_text("def.a  cause: failed: `definition.parse` wrong result  "
+                        "# kind a: bug #1: drops the agent\n")
+    tool = Path(__file__).resolve().parents[2] / "adapters" / "make_report.py"
+    done = subprocess.run([sys.executable, str(tool), str(report), str(baseline)],
+                          capture_output=True, text=True, check=True)
+    assert "### Kind (a): runtime bug (1 cases)" in done.stdout
+    assert "| `def.a` | DEF-01 | expected failure | bug #1: drops the agent |" in done.stdout
