@@ -116,15 +116,21 @@ def _load_extra_generators() -> None:
 
 
 def regenerate(text: str) -> str:
+    """The code tables, then the regions made from the document itself (its Contents and
+    reading paths: their word counts include the code tables)."""
+    from capconf.conformance.spec_outline import REGIONS, regenerate_outline
+
     _load_extra_generators()
 
     def replace(match: re.Match[str]) -> str:
         name = match.group("name")
+        if name in REGIONS:
+            return match.group(0)
         if name not in GENERATORS:
             raise KeyError(f"SPEC.md names an unknown generated region {name!r}")
         return match.group(1) + GENERATORS[name]().rstrip("\n") + "\n" + match.group(4)
 
-    return _REGION.sub(replace, text)
+    return regenerate_outline(_REGION.sub(replace, text))
 
 
 def main(argv: list[str]) -> int:
