@@ -20,6 +20,7 @@ from capconf.conformance.client import DriverFailure, ImplementationError, kill_
 from capconf.conformance.driver import Driver
 from capconf.conformance.locations import package_file, suite_dir
 from capconf.conformance.report_cli import REPORT_HANDLERS, add_report_parsers
+from capconf.conformance.spec_html import SPEC_HANDLERS, add_spec_parser
 from capconf.conformance.worldfile import WorldFileError, load_world_file
 
 READ_LIMIT = 1_048_576 + 1  # the spec's definition size limit, plus one byte to exceed it
@@ -670,6 +671,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_editor_parsers(sub, impl_options)
     add_report_parsers(sub)
+    add_spec_parser(sub)
 
     rec = sub.add_parser("record", help="run a scenario (JSON Lines of requests) and write "
                          "its log for `capconf replay`")
@@ -739,6 +741,7 @@ def _main(argv: list[str] | None = None) -> int:
     handlers.update({"candidates": cmd_candidates, "edit": cmd_edit,
                      "record": cmd_record, "replay": cmd_replay})
     handlers.update(REPORT_HANDLERS)
+    handlers.update(SPEC_HANDLERS)
     if ns.command == "run":
         return cmd_run(ns, extra)
     return int(handlers[ns.command](ns))
