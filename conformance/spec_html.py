@@ -6,7 +6,8 @@ as ``capconf matrix`` builds them) and the golden folder of its area (from the a
 package's ``Golden:`` line). It loads nothing: no script, no font, no image.
 
 The Markdown is the subset SPEC.md uses, rendered by the small renderer below rather than
-a general one: ATX headings with the explicit ``<a id>`` anchor line before them, fenced
+a general one: ATX headings with the explicit ``<a id>`` anchor line before them (or an
+``<a id>`` inside a list item, for a term), fenced
 code, pipe tables, ``-`` and numbered lists nested by indentation, block quotes,
 paragraphs; inline code spans, links, ``**bold**`` and ``*italic*``. Every other character
 is text: all of it is HTML-escaped, raw HTML included (only the anchor lines and the
@@ -47,6 +48,7 @@ class Trace:
 _CODE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
 _MARK = "\ue000"  # a private-use character brackets a placeholder; the input's own is replaced
 _TOKEN = re.compile(_MARK + r"(\d+)" + _MARK)
+_INLINE_ANCHOR = re.compile(r'<a id="([A-Za-z0-9._-]+)"></a>')
 _LINK = re.compile(r"\[([^\[\]]+)\]\(([^()\s]+)\)")
 _BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
 _ITALIC = re.compile(r"(?<![\w*\\])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])")
@@ -71,6 +73,7 @@ def inline(text: str) -> str:
         return keep(f"<code>{escape(body)}</code>")
 
     text = _CODE.sub(code, text)
+    text = _INLINE_ANCHOR.sub(lambda m: keep(f'<span id="{escape(m.group(1))}"></span>'), text)
     text = _ESCAPED.sub(lambda m: keep(escape(m.group(1))), text)
     text = escape(text)
 
