@@ -360,11 +360,13 @@ def area_links() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]
     """Requirement -> golden folders and suite files, from each simulator area package's
     ``Requirements:``, ``Golden:`` and ``Suite:`` lines (tests/project/test_layout.py
     checks those lines name real folders and files)."""
-    import capconf.simulator as simulator
+    from importlib.resources import files
 
+    # read as text, never imported: the suite does not depend on the reference
+    areas = Path(str(files("capconf"))) / "simulator"
     golden: dict[str, list[str]] = {}
     suite: dict[str, list[str]] = {}
-    for init in sorted(Path(simulator.__path__[0]).glob("*/__init__.py")):
+    for init in sorted(areas.glob("*/__init__.py")):
         doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
         fields = dict(re.findall(r"^(Requirements|Golden|Suite): (.+)$", doc, re.M))
         for rid in _ids(fields.get("Requirements", "")):
