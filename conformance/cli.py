@@ -31,6 +31,7 @@ from capconf.conformance.client import DriverFailure, kill_all
 from capconf.conformance.driver import Driver
 from capconf.conformance.locations import package_file, suite_dir
 from capconf.conformance.report_cli import REPORT_HANDLERS, add_report_parsers
+from capconf.conformance.spec_html import SPEC_HANDLERS, add_spec_parser
 
 # Commands that live in modules of their own: each has `register(sub, impl_options)`,
 # which adds its parsers with `set_defaults(handler=...)`. A new command is one line here.
@@ -397,6 +398,9 @@ def build_parser() -> argparse.ArgumentParser:
         sub.choices[name].set_defaults(handler=handler)
     for module in COMMAND_MODULES:
         importlib.import_module(module).register(sub, impl_options)
+    add_spec_parser(sub)
+    for name, handler in SPEC_HANDLERS.items():
+        sub.choices[name].set_defaults(handler=handler)
 
     matrix = sub.add_parser("matrix", help="requirement -> tests traceability")
     matrix.add_argument("--strict", action="store_true",

@@ -58,13 +58,13 @@ def builtin_tool_schemas() -> str:
 
 
 def dimension_tool_schemas() -> str:
-    """Every dimension tool's exact description and input schema, from the constants the
-    reference mounts (TOOL-03), so an implementer never has to read the code."""
+    """The skill, knowledge and MCP tools' exact descriptions and input schemas, from the
+    constants the reference mounts (TOOL-03), so an implementer never has to read the
+    code. The memory tools' are MEM-03's table (memory-tool-schemas), not repeated here."""
     import json
 
     from capconf.simulator.knowledge.kbsearch import KB_SEARCH_DESCRIPTION, KB_SEARCH_SCHEMA
     from capconf.simulator.mcp.catalog import GATEWAY_TOOLS
-    from capconf.simulator.memory.tools import TOOL_SPECS
     from capconf.simulator.skills.search import SKILL_SEARCH_DESCRIPTION, SKILL_SEARCH_SCHEMA
     from capconf.simulator.skills.use_skill import USE_SKILL_DESCRIPTION, USE_SKILL_SCHEMA
 
@@ -73,7 +73,6 @@ def dimension_tool_schemas() -> str:
         ("skill_search", SKILL_SEARCH_DESCRIPTION, SKILL_SEARCH_SCHEMA),
         ("kb_search", KB_SEARCH_DESCRIPTION, KB_SEARCH_SCHEMA),
         *((t.name, t.description, t.input_schema) for t in GATEWAY_TOOLS),
-        *TOOL_SPECS,
     ]
     blocks = [f"**{name}**: description\n\n> {description}\n\n```json\n"
               f"{json.dumps(schema, indent=2, ensure_ascii=False)}\n```"
@@ -116,15 +115,21 @@ def _load_extra_generators() -> None:
 
 
 def regenerate(text: str) -> str:
+    """The code tables, then the regions made from the document itself (its Contents and
+    reading paths: their word counts include the code tables)."""
+    from capconf.conformance.spec_outline import REGIONS, regenerate_outline
+
     _load_extra_generators()
 
     def replace(match: re.Match[str]) -> str:
         name = match.group("name")
+        if name in REGIONS:
+            return match.group(0)
         if name not in GENERATORS:
             raise KeyError(f"SPEC.md names an unknown generated region {name!r}")
         return match.group(1) + GENERATORS[name]().rstrip("\n") + "\n" + match.group(4)
 
-    return _REGION.sub(replace, text)
+    return regenerate_outline(_REGION.sub(replace, text))
 
 
 def main(argv: list[str]) -> int:

@@ -1,5 +1,5 @@
-"""Points an outside implementer would otherwise have to guess (SPEC.md, "Decisions an
-implementer would otherwise guess"): each is decided in SPEC.md and pinned here by
+"""Points an implementer would otherwise have to guess (SPEC.md decides each in the
+requirement it belongs to): each is pinned here by
 behaviour (codes, paths, statuses, values), never by message wording.
 """
 

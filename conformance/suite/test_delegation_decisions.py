@@ -1,5 +1,6 @@
-"""Delegation rules an outside implementer had to guess (issue 20, SPEC.md section 10a,
-"Decisions"), and the wrong runtimes that passed the suite before them (issue 20, part 4).
+"""Delegation rules an outside implementer had to guess (issue 20; SPEC.md section 10a,
+each requirement's "Decided points"), and the wrong runtimes that passed the suite
+before them (issue 20, part 4).
 
 For the permission rules each case makes two independent observations: what the tree
 says the child may do, and what a real call does to the workspace. A runtime that keeps

@@ -71,7 +71,7 @@ GLOB_RULES: tuple[GlobRule, ...] = (
              "its NFKC normalisation differs and would break one of these rules "
              "(e.g. fullwidth `．．／`)"),
     GlobRule(RejectReason.WHITESPACE_EDGE, False,
-             "starts or ends with a Unicode White_Space character (the set of SKILL-06)"),
+             "starts or ends with a Unicode White_Space character (section 1, *White space*)"),
     GlobRule(RejectReason.ABSOLUTE, True, "starts with `/`"),
     GlobRule(RejectReason.HOME, True, "a segment starts with `~` (home expansion)"),
     GlobRule(RejectReason.DRIVE_OR_SCHEME, True,

@@ -21,7 +21,7 @@ from capconf.simulator.protocol.op_tables import all_ops
 
 REPO = Path(__file__).resolve().parent.parent.parent
 SPEC = (REPO / "SPEC.md").read_text(encoding="utf-8")
-HEADING = "### Which group serves an op (decided)"
+HEADING = "### Which group serves an op"
 
 # the dimension tools, by group (SPEC.md section 2, the paragraph under the table)
 TOOL_GROUPS = {

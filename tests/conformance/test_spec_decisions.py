@@ -1,9 +1,11 @@
-"""The "Decisions" tables of SPEC.md cite real cases (issue 20, part 1).
+"""SPEC.md's decided points live in the requirement they decide and cite real cases.
 
-Each row of a decisions table with a `g` column (the guesses of an outside implementer,
-round 1) or an `r2` column (its round 2: connectors, flow, skills, memory, knowledge)
-ends in the case that holds a runtime to the rule, or in "free". A cited case that does
-not exist would make a rule look checked when nothing checks it.
+Where the sources leave a point open, SPEC.md decides it in a "Decided points" table at
+the end of the requirement the point belongs to: the point, the rule, and the case that
+holds a runtime to it (or *free*: the implementation chooses and no case depends on it).
+A point the requirement's own text already states is not repeated there. A cited case
+that does not exist would make a rule look checked when nothing checks it, and a table
+outside a requirement would be a rule no reader of that requirement finds.
 """
 
 from __future__ import annotations
@@ -17,72 +19,69 @@ SPEC = (REPO / "SPEC.md").read_text(encoding="utf-8")
 LEDGER = (REPO / "conformance" / "case_ids.txt").read_text(encoding="utf-8")
 CASES = {ln.split("#")[0].strip() for ln in LEDGER.splitlines() if ln.split("#")[0].strip()}
 
-
-def _rows(header: str = "| g | question | decision | case |") -> list[tuple[int, str]]:
-    """(guess number, last cell) of every row of a table headed ``header``."""
-    rows: list[tuple[int, str]] = []
-    in_table = False
-    for line in SPEC.splitlines():
-        if line.startswith(header):
-            in_table = True
-            continue
-        if in_table and line.startswith("|"):
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if cells[0].isdigit():
-                rows.append((int(cells[0]), cells[-1]))
-            continue
-        in_table = False
-    return rows
+LABEL = "**Decided points.**"
+HEADER = "| point | rule | case |"
+# Every point decided so far that the requirement's prose does not already state (a
+# rewrite may move a point, never drop one silently: a point merged into the prose lowers
+# this number in the same commit).
+DECIDED_POINTS = 88
 
 
-def _row_guesses() -> set[int]:
-    """The DEF table carries its guesses as `(gN)` in the question column."""
-    return {int(n) for n in re.findall(r"\(g(\d+)\)", SPEC)}
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip()[1:-1])]
 
 
-def test_every_guess_of_round_three_is_decided_once() -> None:
-    numbers = [n for n, _ in _rows()] + sorted(_row_guesses())
-    assert sorted(numbers) == list(range(1, 70)), sorted(numbers)
+def _tables() -> list[tuple[str, list[list[str]]]]:
+    """(requirement the table sits in, its rows) for every decided-points table."""
+    tables: list[tuple[str, list[list[str]]]] = []
+    owner = ""
+    lines = SPEC.splitlines()
+    fenced = False
+    for i, line in enumerate(lines):
+        if line.startswith("```"):
+            fenced = not fenced
+        heading = None if fenced else re.match(r"(#{2,4}) (?:([A-Z]+-\d{2}) — )?", line)
+        if heading:
+            if heading.group(2):
+                owner = heading.group(2)
+            elif len(heading.group(1)) <= 3:
+                owner = ""
+        if line == LABEL:
+            assert lines[i + 2] == HEADER, f"line {i + 3}: {lines[i + 2]!r}"
+            rows = []
+            for row in lines[i + 4:]:
+                if not row.startswith("|"):
+                    break
+                rows.append(_cells(row))
+            tables.append((owner, rows))
+    return tables
 
 
-R2_HEADER = "| r2 | question | decision | case |"
+def test_decided_points_sit_inside_a_requirement() -> None:
+    tables = _tables()
+    assert tables
+    assert [owner for owner, _ in tables if not owner] == []
+    assert len({owner for owner, _ in tables}) == len(tables), "one table per requirement"
 
 
-def test_every_guess_of_round_two_is_decided_once() -> None:
-    numbers = sorted(n for n, _ in _rows(R2_HEADER))
-    assert numbers == list(range(1, 30)), numbers
-
-
-def test_round_two_tables_sit_in_their_sections() -> None:
-    """Each area's guesses are decided in that area's section, under a heading that says
-    which round they are (so a reader of CONN-01 finds the connector decisions there)."""
-    want = {"connectors": ("## 11b. ", range(1, 15)), "flow": ("## 10b. ", range(15, 21)),
-            "skills": ("## 6. ", range(21, 23)), "knowledge": ("## 7. ", range(23, 26)),
-            "memory": ("## 10. ", range(26, 29)), "definition": ("## 3. ", range(29, 30))}
-    for area, (section, numbers) in want.items():
-        heading = f"### Decisions: {area} (outside implementer, round 3, part 2)"
-        assert SPEC.count(heading) == 1, heading
-        start = SPEC.index(heading)
-        numbered = [m.start() for m in re.finditer(r"\n## \d", SPEC[:start])]
-        assert numbered[-1] == SPEC.index("\n" + section), (area, section)
-        after = re.search(r"\n#{2,3} ", SPEC[start + len(heading):])
-        assert after is not None, heading
-        body = SPEC[start:start + len(heading) + after.start()]
-        found = [int(line.split("|")[1]) for line in body.splitlines()
-                 if line.startswith("| ") and line.split("|")[1].strip().isdigit()]
-        assert found == list(numbers), (area, found)
+def test_no_decided_point_is_lost() -> None:
+    rows = [row for _, table in _tables() for row in table]
+    assert all(len(row) == 3 and all(row) for row in rows), rows
+    assert len(rows) == DECIDED_POINTS
 
 
 def test_every_cited_case_exists() -> None:
     missing = []
-    for number, cell in _rows() + _rows(R2_HEADER):
+    cells = [row[2] for _, table in _tables() for row in table]
+    for cell in cells:
         for cited in re.findall(r"`([a-z0-9][a-z0-9.\-\[\]*]+)`", cell):
             if "[" in cited:  # `case[*]`: any parameter of the case
                 found = any(c.startswith(cited.split("[")[0] + "[") for c in CASES)
             else:
                 found = bool(fnmatch.filter(CASES, cited))
             if not found:
-                missing.append((number, cited))
+                missing.append(cited)
     assert missing == []
-    assert any(cell != "free" for _, cell in _rows())
-    assert any(cell != "free" for _, cell in _rows(R2_HEADER))
+    assert all(cell.startswith("free") or "`" in cell or "cases" in cell
+               for cell in cells), "a case, or free"
+    assert any(cell != "free" for cell in cells)

@@ -1,5 +1,6 @@
-"""Mutants for the decisions of SPEC.md's "Decisions an implementer would otherwise
-guess": each is the guess a runtime author made before the decision was written down."""
+"""Mutants for points SPEC.md decides in its requirements (the prose and each
+requirement's "Decided points"): each is the guess a runtime author made before the
+point was written down."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Mutants for the round-2 decisions of the third outside implementer (SPEC.md, the
-"Decisions: ... (outside implementer, round 3, part 2)" tables): each is a guess a
-runtime author made, or would make, before the rule was written down."""
+"""Mutants for the connector, flow, skills, knowledge and memory points SPEC.md decides
+(each requirement's "Decided points"): each is a guess a runtime author made, or would
+make, before the rule was written down."""
 
 from __future__ import annotations
 
