@@ -50,8 +50,8 @@ def test_catalog_cases_are_gated_on_the_dimension_groups(tmp_path: Path) -> None
 
 def test_spec_states_each_decision_and_cites_its_case() -> None:
     spec = (REPO / "SPEC.md").read_text(encoding="utf-8")
-    for phrase in ("*Decision: the workspace must exist.*", "`proto.world.workspace-missing`",
-                   "*Decision: spelling on save*", "`tool.repeats.each-reported`",
+    for phrase in ("*The workspace must exist.*", "`proto.world.workspace-missing`",
+                   "*Spelling on save* (DEF-04)", "`tool.repeats.each-reported`",
                    "64 levels accepted; 100,000 levels answered either way",
                    "is not asked to discover skills across the five"):
         assert phrase in spec, phrase
