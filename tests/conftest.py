@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import pytest
-from golden_ext import PlainTextGolden
+from golden_ext import PlainTextGolden, keep_golden_of_skipped
 from hypothesis import HealthCheck, settings
 from suite_runner import (
     DRIVER,
@@ -86,6 +86,17 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if marker is not None:
         pytest.fail(f"CI=true but the shared folder is missing: {marker.args[0]} (clone the "
                     "repository beside the project's shared folder, ../shared)", pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A skipped test's golden files are not unused (golden_ext.keep_golden_of_skipped):
+    without the shared folder a real-corpus golden test skips, and the session passes."""
+    report = yield
+    if report.skipped and not hasattr(report, "wasxfail"):
+        keep_golden_of_skipped(item)
+    return report
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
