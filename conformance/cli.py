@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from capconf.conformance.cache_dir import keep_hypothesis_out_of_cwd
 from capconf.conformance.cli_common import (
     definition_files,
     fail,
@@ -293,6 +294,7 @@ def cmd_run(ns: argparse.Namespace, extra: list[str]) -> int:
         args = _run_args(ns, extra)
     except GateError as exc:
         return fail(str(exc))
+    keep_hypothesis_out_of_cwd()  # no `.hypothesis/` in the user's working directory
     status = int(pytest.main(args))
     if TERMINATED:
         kill_all()
