@@ -65,10 +65,16 @@ def test_pre_commit_flags_a_bad_definition(tmp_path: Path) -> None:
     agents.mkdir(parents=True)
     (agents / "good.yaml").write_text("name: ok\ndescription: fine\ntools: [read]\n"
                                       "prompt: Work.\n")
-    shutil.copy(DEFINITIONS / "03-unknown-tools.md", agents / "unknown.md")
+    shutil.copy(DEFINITIONS / "03-unknown-tools.md", agents / "unknown.md")  # a warning
+    (agents / "broken.yaml").write_text("name: x\ntools: [read\nprompt: y\n")  # an error
     (project / "notes.md").write_text("not an agent: tools: [Nope]\n")
-    (project / ".pre-commit-config.yaml").write_text(yaml.safe_dump(
-        {"repos": [{"repo": str(hook_repo), "rev": rev, "hooks": [{"id": HOOK["id"]}]}]}))
+
+    def configure(args: list[str]) -> None:
+        hook: dict[str, object] = {"id": HOOK["id"], **({"args": args} if args else {})}
+        (project / ".pre-commit-config.yaml").write_text(yaml.safe_dump(
+            {"repos": [{"repo": str(hook_repo), "rev": rev, "hooks": [hook]}]}))
+
+    configure([])
     subprocess.run(["git", "init", "-q"], cwd=project, check=True, env=env)
     subprocess.run(["git", "add", "-A"], cwd=project, check=True, env=env)
 
@@ -82,10 +88,19 @@ def test_pre_commit_flags_a_bad_definition(tmp_path: Path) -> None:
     out = flagged.stdout + flagged.stderr
     if flagged.returncode == 3 or "An unexpected error has occurred" in out:
         pytest.skip(f"pre-commit could not install the hook environment: {out[-400:]}")
-    assert flagged.returncode == 1, out[-3000:]
+    assert flagged.returncode == 1, out[-3000:]  # an error fails the hook
+    assert ".claude/agents/broken.yaml:" in out and " error " in out
     assert ".claude/agents/unknown.md:4:31: warning TOOL-UNKNOWN" in out
     assert ".claude/agents/good.yaml: granted tools: read" in out
     assert "notes.md" not in out
+    # warnings alone pass by default, as a linter's do
+    warned = run(".claude/agents/good.yaml", ".claude/agents/unknown.md")
+    assert warned.returncode == 0, warned.stdout[-2000:]
+    assert "Installing environment" not in warned.stdout + warned.stderr  # installed once
+    # ... and fail with `args: [--strict]`
+    configure(["--strict"])
+    strict = run(".claude/agents/good.yaml", ".claude/agents/unknown.md")
+    assert strict.returncode == 1, strict.stdout[-2000:]
+    assert ".claude/agents/unknown.md:4:31: warning TOOL-UNKNOWN" in strict.stdout
     clean = run(".claude/agents/good.yaml")
     assert clean.returncode == 0, clean.stdout[-2000:]
-    assert "Installing environment" not in clean.stdout + clean.stderr  # installed once
