@@ -31,12 +31,19 @@ def _message(case: CaseResult) -> str:
     return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE] + " [cut]"
 
 
-def render_annotations(cases: Sequence[CaseResult], limit: int = LIMIT) -> str:
+def render_annotations(cases: Sequence[CaseResult], limit: int = LIMIT,
+                       header: dict[str, Any] | None = None) -> str:
     """``::error title=capconf CASE::OUTCOME: RULE: REASON`` per failing case, in report
-    order; a ``::notice`` for those past ``limit``."""
+    order; a ``::notice`` for those past ``limit``. A run that stopped at the handshake
+    (no case ran) gets one error with the report header's account of it."""
+    lines = []
+    stopped = (header or {}).get("handshake_error")
+    if isinstance(stopped, str) and stopped:
+        lines.append(f"::error title=capconf handshake::"
+                     f"{_gh_data(stopped[:MAX_MESSAGE])}")
     failing = [c for c in cases if c.failing]
-    lines = [f"::error title={_gh_property(f'capconf {c.case}')}::{_gh_data(_message(c))}"
-             for c in failing[:limit]]
+    lines += [f"::error title={_gh_property(f'capconf {c.case}')}::{_gh_data(_message(c))}"
+              for c in failing[:limit]]
     if len(failing) > limit:
         lines.append(f"::notice title=capconf::{len(failing) - limit} more failing case(s) "
                      "are not annotated; the step summary and the reports list every one")
@@ -94,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ReportFileError as exc:
         print(f"capconf: {exc}", file=sys.stderr)
         return 2
-    sys.stdout.write(render_annotations(list(report.cases.values())))
+    sys.stdout.write(render_annotations(list(report.cases.values()), header=report.header))
     return 0
 
 
