@@ -134,6 +134,15 @@ def test_a_baseline_from_the_broken_run_lets_it_pass(broken_run: tuple[ActionRun
                  **{"expected-failures": str(baseline)})
     assert not again.failed, again.step("run").log[-3000:]
     assert "expected failure" in again.summary and _errors(again) == []
+    # a reviewer's note survives `--update` from the next report
+    reviewed = baseline.read_text().replace("# not reviewed yet", "# reviewed: upstream bug 12")
+    baseline.write_text(reviewed)
+    refreshed = subprocess.run([str(runner_temp / "capconf-venv" / "bin" / "capconf"),
+                                "baseline", "again/capconf-report.jsonl", "--update",
+                                str(baseline)], cwd=ws, capture_output=True, text=True,
+                               timeout=300)
+    assert refreshed.returncode == 0, refreshed.stderr
+    assert baseline.read_text() == reviewed
 
 
 @pytest.mark.slow
