@@ -50,6 +50,18 @@ def test_the_newest_release_is_the_packages_version() -> None:
     assert not released or released[0] == version, (released[0], version)
 
 
+def test_capconf_version_names_the_package_version() -> None:
+    """`capconf --version`, the reports' `suite_version` and the package are one version:
+    a release bumps them together (README, "Releasing capconf")."""
+    from capconf.conformance import SUITE_VERSION
+    from capconf.conformance.versions import version_text
+
+    version = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))[
+        "project"]["version"]
+    assert version == SUITE_VERSION
+    assert version_text().startswith(f"capconf {version} (conformance suite {version}, ")
+
+
 # -- the generator ---------------------------------------------------------------------
 
 OLD = """# Changelog
