@@ -7,6 +7,7 @@ checked by it too."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -67,3 +68,26 @@ def test_shellcheck_checks_the_scripts_when_installed(tmp_path: Path) -> None:
         text.replace(needle, needle + "        ls $bin\n", 1), encoding="utf-8")
     proc = _lint("action.yml", cwd=tmp_path)
     assert proc.returncode == 1 and "SC2086" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_the_readme_workflow_is_clean_and_uses_only_the_actions_inputs(tmp_path: Path) -> None:
+    """The copy-paste workflow of README "In CI: the GitHub Action", with the Action
+    taken from the same folder (`uses: ./`) so the linter checks every `with:` key
+    against action.yml's inputs."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## In CI: the GitHub Action", 1)[1].split("\n## ", 1)[0]
+    workflow = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    pinned = re.compile(r"OWNER/capconf@[0-9a-f]{40}")
+    assert len(pinned.findall(workflow)) == 2
+    local = pinned.sub("./", workflow)
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    (tmp_path / ".github" / "workflows" / "capconf.yml").write_text(local, encoding="utf-8")
+    shutil.copy(REPO / "action.yml", tmp_path / "action.yml")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)  # the linter's project
+    proc = _lint(cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # ... and the check can fail: an input the Action does not have
+    (tmp_path / ".github" / "workflows" / "capconf.yml").write_text(
+        local.replace("require-features:", "required-features:"), encoding="utf-8")
+    wrong = _lint(cwd=tmp_path)
+    assert wrong.returncode == 1 and "required-features" in wrong.stdout, wrong.stdout
