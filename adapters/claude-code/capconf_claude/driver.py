@@ -27,7 +27,7 @@ from .session import Session, Spawned
 from .vocabulary import capconf_name, claude_args, claude_name
 from .world import World, WorldInvalid, parse_world
 
-FEATURES = ["def", "tool", "prompt"]
+FEATURES = ["def", "tool", "prompt", "skills", "mcp", "approval", "memory", "delegation"]
 SPEC_VERSION = "0.1.0"
 
 
@@ -90,7 +90,7 @@ class Driver:
         agents = project / ".claude" / "agents"
         agents.mkdir(parents=True)
         (agents / f"{t.stem}.md").write_bytes(t.text)
-        world.write_project(project)
+        world.write_project(project, self.priv / f"home{self.n}")
         return project
 
     def _session(self, project: Path) -> Session:
@@ -121,7 +121,7 @@ class Driver:
             self.n += 1
             project = self.priv / f"p{self.n}"
             project.mkdir()
-            self.need_world().write_project(project)
+            self.need_world().write_project(project, self.priv / f"home{self.n}")
             s = self._session(project)
             seen: dict[str, str] = {}
 

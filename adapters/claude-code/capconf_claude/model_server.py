@@ -180,7 +180,8 @@ class ScriptedModel:
         self.server = Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
+                                       daemon=True)
         self.thread.start()
         self.timer = threading.Timer(lifetime_seconds, self.close)
         self.timer.daemon = True

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .vocabulary import TO_CLAUDE
+from .vocabulary import TO_CLAUDE, claude_name
 
 LEGACY_SIX = ["bash", "read", "write", "edit", "glob", "grep"]
 # the registry when the world names none: capconf's tools Claude Code has by the table
-DEFAULT_GRANTABLE = [*LEGACY_SIX, "WebFetch", "Task", "TaskStop"]
+DEFAULT_GRANTABLE = [*LEGACY_SIX, "WebFetch", "use_skill", "Task", "TaskStop"]
 KEYS = {"workspace", "frame", "grantable", "not_grantable", "session_tools", "builtins",
         "skills", "knowledge", "mcp", "memory"}
 
@@ -49,20 +49,72 @@ class World:
     def cli_args(self) -> list[str]:
         return ["--tools", ",".join(self.claude_tools()), "--add-dir", str(self.workspace)]
 
-    def write_project(self, project: Path) -> None:
-        """The project's own settings (`.claude/settings.json`)."""
+    def write_project(self, project: Path, home: Path | None = None) -> None:
+        """The world in Claude Code's files: the project's `.claude/settings.json`, its
+        `.mcp.json` (capconf's MCP world, `mcpServers` as written, a server with
+        `enabled: false` listed in `disabledMcpjsonServers`), and the skill layers as
+        Claude Code's skill folders (layer table in `SKILL_LAYERS`)."""
+        claude = project / ".claude"
+        claude.mkdir(parents=True, exist_ok=True)
         settings: dict[str, Any] = {"enableAllProjectMcpServers": True}
-        (project / ".claude").mkdir(parents=True, exist_ok=True)
-        (project / ".claude" / "settings.json").write_text(json.dumps(settings, indent=1))
+        servers = mcp_servers(self.raw.get("mcp"))
+        if servers:
+            cfg = {}
+            for name, s in servers.items():
+                entry = {k: s[k] for k in ("command", "args", "env") if k in s}
+                if isinstance(s.get("cwd"), str):
+                    entry["cwd"] = str((self.workspace / s["cwd"]).resolve())
+                cfg[name] = entry
+            (project / ".mcp.json").write_text(json.dumps({"mcpServers": cfg}, indent=1))
+            off = [n for n, s in servers.items() if s.get("enabled") is False]
+            if off:
+                settings["disabledMcpjsonServers"] = off
+        (claude / "settings.json").write_text(json.dumps(settings, indent=1))
+        skills = self.raw.get("skills")
+        layers = skills.get("layers") if isinstance(skills, dict) else None
+        if isinstance(layers, dict):
+            for layer, where in layers.items():
+                target = SKILL_LAYERS.get(layer)
+                if target is None or not isinstance(where, str):
+                    continue
+                base = (project if target == "project" else (home or project / ".home")
+                        ) / ".claude" / "skills"
+                if target == "user" and home is not None:
+                    base = home / ".claude" / "skills"
+                src = Path(where) if os.path.isabs(where) else self.workspace / where
+                if not src.is_dir():
+                    continue
+                base.mkdir(parents=True, exist_ok=True)
+                for child in sorted(src.iterdir()):
+                    link = base / child.name
+                    if child.is_dir() and not link.exists():
+                        link.symlink_to(child)
 
     def claude_tools(self) -> list[str]:
         """Claude Code's names of the world's usable tools, for `--tools`. `Agent` is
         always there: the session's main agent starts the capconf agent with it."""
         usable = [n for n in self.grantable if n in set(self.session_tools)]
-        names = [TO_CLAUDE[n] for n in usable if n in TO_CLAUDE]
+        names = [claude_name(n) for n in usable if claude_name(n) != n or n in TO_CLAUDE]
         if "Agent" not in names:
             names.append("Agent")
         return names
+
+
+# capconf skill layer -> the Claude Code skill folder that holds it (Claude Code has a
+# project folder and a user folder; capconf's other layers have no Claude Code place)
+SKILL_LAYERS: dict[str, str] = {"workspace": "project", "ecosystem-user": "user"}
+
+
+def mcp_servers(value: Any) -> dict[str, dict[str, Any]]:
+    """capconf's MCP world as a name -> server table (both of its forms)."""
+    if not isinstance(value, dict):
+        return {}
+    if isinstance(value.get("mcpServers"), dict):
+        return {str(k): v for k, v in value["mcpServers"].items() if isinstance(v, dict)}
+    if isinstance(value.get("servers"), list):
+        return {str(s["name"]): s for s in value["servers"]
+                if isinstance(s, dict) and isinstance(s.get("name"), str)}
+    return {}
 
 
 def _names(args: dict[str, Any], key: str) -> list[str] | None:
