@@ -36,6 +36,7 @@ class Translated:
     stem: str              # its file name without `.md`
     declared_tools: list[str] | None
     body: str
+    form: str = "markdown"
 
 
 def source_bytes(args: dict[str, Any]) -> bytes:
@@ -107,6 +108,13 @@ def _stem(filename: str | None, n: int) -> str:
     return f"agent-{n}"
 
 
+def _has_alias(head: str) -> bool:
+    try:
+        return any(isinstance(t, yaml.AliasToken) for t in yaml.scan(head))
+    except yaml.YAMLError:
+        return False
+
+
 def translate(raw: bytes, fmt: str, filename: str | None, n: int) -> Translated:
     stem = _stem(filename, n)
     try:
@@ -122,6 +130,10 @@ def translate(raw: bytes, fmt: str, filename: str | None, n: int) -> Translated:
         head, body = parts
     else:
         head, body = text, ""
+    if _has_alias(head):
+        # an alias could expand without bound when constructed; Claude Code's own
+        # parser gets the file as written and decides
+        return Translated(raw, stem, None, body)
     try:
         data = yaml.load(head, Loader=yaml.BaseLoader)  # noqa: S506 - base: no objects
     except yaml.YAMLError:
@@ -149,4 +161,4 @@ def translate(raw: bytes, fmt: str, filename: str | None, n: int) -> Translated:
     lines = ["---"] + [f"{json.dumps(k, ensure_ascii=False)}: "
                        f"{json.dumps(v, ensure_ascii=False)}" for k, v in out.items()]
     lines += ["---", body]
-    return Translated("\n".join(lines).encode("utf-8"), stem, declared, body)
+    return Translated("\n".join(lines).encode("utf-8"), stem, declared, body, form)

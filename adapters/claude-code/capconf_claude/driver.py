@@ -178,11 +178,12 @@ class Driver:
         definition = None
         if p.agent_type is not None:
             definition = {
-                "format": "markdown", "name": p.agent_type,
+                "format": p.translated.form, "name": p.agent_type,
                 "description": observe.split_description(p.listed.get(p.agent_type, "")),
                 "body": (observe.body_of(p.spawned.request) or "")
                 if p.spawned and p.spawned.request else "",
-                "tools": declared, "skills": None, "mcp": None, "knowledge": None,
+                "tools": observe.listed_tools(p.listed.get(p.agent_type, "")),
+                "skills": None, "mcp": None, "knowledge": None,
                 "memory": None, "extra": {}}
         rows = []
         for d in declared or []:

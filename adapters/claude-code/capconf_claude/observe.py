@@ -49,6 +49,18 @@ def split_description(rest: str) -> str:
     return rest[:i] if i >= 0 else rest
 
 
+def listed_tools(rest: str) -> list[str] | None:
+    """The tools in Claude Code's listing `description (Tools: A, B)`, in capconf's
+    names; None when Claude Code says the agent has all tools (`*`, `All tools...`)."""
+    i = rest.rfind(" (Tools: ")
+    if i < 0 or not rest.endswith(")"):
+        return None
+    inner = rest[i + len(" (Tools: "):-1]
+    if inner.strip() in ("*", "") or inner.startswith("All tools"):
+        return None
+    return [capconf_name(t.strip()) for t in inner.split(",") if t.strip()]
+
+
 def prompt_of(req: ModelRequest) -> tuple[str, list[dict[str, str]]]:
     """The subagent's system prompt and its parts: Claude Code's text before the agent's
     own prompt is `frame`, the agent's prompt is `body` (cut where Claude Code's own

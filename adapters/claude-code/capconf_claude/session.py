@@ -143,7 +143,9 @@ class Session:
             if err is not None:
                 return Spawned(None, None, err)
             if not self.alive():
-                return Spawned(None, None, "claude exited: "
+                time.sleep(0.2)  # the last requests may still be in the pump
+                err = self._agent_error(toolu, parent)
+                return Spawned(None, None, err or "claude exited: "
                                + self.stderr.decode("utf-8", "replace")[-500:])
         return Spawned(None, None, "no subagent started within the time limit")
 
