@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from . import observe
+from .approval import Policy, parse_policy
 from .definition import BadSource, Translated, source_bytes, translate
 from .protocol import ProtoError, dump, parse_line
 from .runtime import find_binary
@@ -60,6 +61,7 @@ class Driver:
         self.sessions: list[Session] = []
         self._version: str | None = None
         self._builtin: set[str] | None = None
+        self.policy = Policy()
 
     # -- helpers ----------------------------------------------------------------------
     def need_world(self) -> World:
@@ -82,21 +84,23 @@ class Driver:
         self.n += 1
         return translate(raw, fmt, filename, self.n)
 
-    def _project(self, t: Translated) -> Path:
-        """A project folder holding the agent file and the world's settings."""
+    def _home(self, t: Translated | None) -> Path:
+        """A fresh private config directory holding the world's settings and, as a
+        user-level agent file, the definition."""
         world = self.need_world()
         self.n += 1
-        project = self.priv / f"p{self.n}"
-        agents = project / ".claude" / "agents"
-        agents.mkdir(parents=True)
-        (agents / f"{t.stem}.md").write_bytes(t.text)
-        world.write_project(project, self.priv / f"home{self.n}")
-        return project
-
-    def _session(self, project: Path) -> Session:
-        world = self.need_world()
         home = self.priv / f"home{self.n}"
-        s = Session(self.binary, project, home, world.cli_args())
+        world.write_config(home)
+        if t is not None:
+            agents = home / ".claude" / "agents"
+            agents.mkdir(parents=True, exist_ok=True)
+            (agents / f"{t.stem}.md").write_bytes(t.text)
+        return home
+
+    def _session(self, home: Path) -> Session:
+        world = self.need_world()
+        s = Session(self.binary, world.workspace, home,
+                    world.cli_args(home) + self.policy.cli_args())
         self.sessions.append(s)
         return s
 
@@ -104,8 +108,7 @@ class Driver:
         """Start Claude Code in a project with the agent file; its main agent delegates
         to the one agent type the file defined (the one Claude Code lists beyond its
         built-ins), or, when it lists none, to the name the file gives."""
-        project = self._project(t)
-        s = self._session(project)
+        s = self._session(self._home(t))
         chooser = _Chooser(t, self.builtin_types())
         spawned = s.start_with(chooser.spawn_input)
         probe = Probe(t, chooser.listed, chooser.agent_type, spawned)
@@ -118,11 +121,7 @@ class Driver:
         """The agent types Claude Code lists in a project with no agent file (its
         built-ins), read once from a run of its own."""
         if self._builtin is None:
-            self.n += 1
-            project = self.priv / f"p{self.n}"
-            project.mkdir()
-            self.need_world().write_project(project, self.priv / f"home{self.n}")
-            s = self._session(project)
+            s = self._session(self._home(None))
             seen: dict[str, str] = {}
 
             def choose(main: Any) -> dict[str, Any]:
@@ -158,7 +157,14 @@ class Driver:
         self.world = None  # a refused setup leaves no world behind (PROTO-02)
         self._stop_sessions()
         self.world = parse_world(args)
+        self.policy = Policy()  # world.setup resets the approval policy (APPR)
         return {"registry": self.world.registry()}
+
+    def op_approval_setup(self, args: dict[str, Any]) -> dict[str, Any]:
+        self.need_world()
+        self.policy = parse_policy(args)
+        self.cache.clear()
+        return {"policy": self.policy.json()}
 
     def op_registry_list(self, args: dict[str, Any]) -> dict[str, Any]:
         return self.need_world().registry()
@@ -230,7 +236,7 @@ class Driver:
         """A child of a live agent: its definition joins the parent's project (Claude
         Code reads agent files as they appear) and the parent's model calls `Agent`."""
         pa = self.agents[parent]
-        agents_dir = pa.session.project / ".claude" / "agents"
+        agents_dir = pa.session.home / ".claude" / "agents"
         (agents_dir / f"{t.stem}.md").write_bytes(t.text)
         chooser = _Chooser(t, set())
         name = chooser.name_from_file() or t.stem
@@ -270,7 +276,8 @@ class Driver:
         "hello": op_hello, "world.setup": op_world_setup, "registry.list": op_registry_list,
         "definition.parse": op_definition_parse, "tools.mounted": op_tools_mounted,
         "prompt.assemble": op_prompt_assemble, "agent.spawn": op_agent_spawn,
-        "tool.call": op_tool_call, "shutdown": op_shutdown}
+        "tool.call": op_tool_call, "shutdown": op_shutdown,
+        "approval.setup": op_approval_setup}
 
     def _stop_sessions(self) -> None:
         for s in self.sessions:

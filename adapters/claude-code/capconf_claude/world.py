@@ -46,17 +46,24 @@ class World:
     def fingerprint(self) -> str:
         return json.dumps(self.raw, sort_keys=True, default=str)
 
-    def cli_args(self) -> list[str]:
-        return ["--tools", ",".join(self.claude_tools()), "--add-dir", str(self.workspace)]
+    def cli_args(self, home: Path) -> list[str]:
+        args = ["--tools", ",".join(self.claude_tools())]
+        if (home / "mcp.json").exists():
+            args += ["--mcp-config", str(home / "mcp.json")]
+        return args
 
-    def write_project(self, project: Path, home: Path | None = None) -> None:
-        """The world in Claude Code's files: the project's `.claude/settings.json`, its
-        `.mcp.json` (capconf's MCP world, `mcpServers` as written, a server with
-        `enabled: false` listed in `disabledMcpjsonServers`), and the skill layers as
-        Claude Code's skill folders (layer table in `SKILL_LAYERS`)."""
-        claude = project / ".claude"
-        claude.mkdir(parents=True, exist_ok=True)
-        settings: dict[str, Any] = {"enableAllProjectMcpServers": True}
+    def write_config(self, home: Path) -> None:
+        """The world in Claude Code's files. Claude Code runs in the workspace (its
+        working directory, so its own rules about "inside the project" meet capconf's
+        workspace); what the adapter writes goes to the private config directory
+        (`CLAUDE_CONFIG_DIR`: settings, user-level skills) and a private MCP config
+        (`--mcp-config`: capconf's MCP world, `mcpServers` as written; a server with
+        `enabled: false` is listed in `disabledMcpjsonServers`). Only a `workspace`
+        skill layer is written into the workspace, as Claude Code's project skill
+        folder `.claude/skills` (links to the layer's skill folders)."""
+        config = home / ".claude"
+        config.mkdir(parents=True, exist_ok=True)
+        settings: dict[str, Any] = {}
         servers = mcp_servers(self.raw.get("mcp"))
         if servers:
             cfg = {}
@@ -65,30 +72,29 @@ class World:
                 if isinstance(s.get("cwd"), str):
                     entry["cwd"] = str((self.workspace / s["cwd"]).resolve())
                 cfg[name] = entry
-            (project / ".mcp.json").write_text(json.dumps({"mcpServers": cfg}, indent=1))
+            (home / "mcp.json").write_text(json.dumps({"mcpServers": cfg}, indent=1))
             off = [n for n, s in servers.items() if s.get("enabled") is False]
             if off:
                 settings["disabledMcpjsonServers"] = off
-        (claude / "settings.json").write_text(json.dumps(settings, indent=1))
+        (config / "settings.json").write_text(json.dumps(settings, indent=1))
         skills = self.raw.get("skills")
         layers = skills.get("layers") if isinstance(skills, dict) else None
-        if isinstance(layers, dict):
-            for layer, where in layers.items():
-                target = SKILL_LAYERS.get(layer)
-                if target is None or not isinstance(where, str):
-                    continue
-                base = (project if target == "project" else (home or project / ".home")
-                        ) / ".claude" / "skills"
-                if target == "user" and home is not None:
-                    base = home / ".claude" / "skills"
-                src = Path(where) if os.path.isabs(where) else self.workspace / where
-                if not src.is_dir():
-                    continue
-                base.mkdir(parents=True, exist_ok=True)
-                for child in sorted(src.iterdir()):
-                    link = base / child.name
-                    if child.is_dir() and not link.exists():
-                        link.symlink_to(child)
+        if not isinstance(layers, dict):
+            return
+        for layer, where in layers.items():
+            target = SKILL_LAYERS.get(layer)
+            if target is None or not isinstance(where, str):
+                continue
+            base = (self.workspace / ".claude" / "skills" if target == "project"
+                    else config / "skills")
+            src = Path(where) if os.path.isabs(where) else self.workspace / where
+            if not src.is_dir():
+                continue
+            base.mkdir(parents=True, exist_ok=True)
+            for child in sorted(src.iterdir()):
+                link = base / child.name
+                if child.is_dir() and not link.exists() and not link.is_symlink():
+                    link.symlink_to(child)
 
     def claude_tools(self) -> list[str]:
         """Claude Code's names of the world's usable tools, for `--tools`. `Agent` is
