@@ -23,6 +23,8 @@ def find_binary() -> Path:
     version."""
     env = os.environ.get("CAPCONF_CLAUDE_BIN")
     if env:
+        if not Path(env).is_file():
+            raise RuntimeError(f"Claude Code is not installed at CAPCONF_CLAUDE_BIN={env}")
         return Path(env)
     base = HERE / "node_modules" / "@anthropic-ai"
     for name in ("claude-code-linux-x64", "claude-code-linux-arm64",
