@@ -135,7 +135,7 @@ def translate(raw: bytes, fmt: str, filename: str | None, n: int) -> Translated:
         # parser gets the file as written and decides
         return Translated(raw, stem, None, body)
     try:
-        data = yaml.load(head, Loader=yaml.BaseLoader)  # noqa: S506 - base: no objects
+        data = yaml.load(head, Loader=yaml.BaseLoader)
     except yaml.YAMLError:
         return Translated(raw, stem, None, body)
     if not isinstance(data, dict):

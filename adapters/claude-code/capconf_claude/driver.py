@@ -25,7 +25,7 @@ from .definition import BadSource, Translated, source_bytes, translate
 from .protocol import ProtoError, dump, parse_line
 from .runtime import find_binary
 from .session import Session, Spawned
-from .vocabulary import capconf_name, claude_args, claude_name
+from .vocabulary import claude_args, claude_name
 from .world import World, WorldInvalid, parse_world
 
 FEATURES = ["def", "tool", "prompt", "skills", "mcp", "approval", "memory", "delegation"]
@@ -181,7 +181,7 @@ class Driver:
         tools = [m["name"] for m in observe.mounted(p.spawned.request)] \
             if loaded and p.spawned and p.spawned.request else []
         declared = p.translated.declared_tools
-        definition = None
+        definition: dict[str, Any] | None = None
         if p.agent_type is not None:
             definition = {
                 "format": p.translated.form, "name": p.agent_type,
@@ -349,7 +349,7 @@ class _Chooser:
         try:
             text = self.t.text.decode("utf-8")
             head = text.split("\n---", 2)[0].removeprefix("---")
-            data = yaml.load(head, Loader=yaml.BaseLoader)  # noqa: S506
+            data = yaml.load(head, Loader=yaml.BaseLoader)
         except (UnicodeDecodeError, yaml.YAMLError):
             return None
         name = data.get("name") if isinstance(data, dict) else None

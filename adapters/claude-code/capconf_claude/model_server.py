@@ -10,6 +10,7 @@ within `hold_seconds` is answered with an end of turn, and the server stops itse
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import threading
@@ -60,10 +61,8 @@ class ModelRequest:
         return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
 
     def answer(self, blocks: list[dict[str, Any]]) -> None:
-        try:
+        with contextlib.suppress(queue.Full):
             self.reply.put_nowait(blocks)
-        except queue.Full:
-            pass
 
 
 def text_block(text: str) -> dict[str, Any]:
@@ -160,10 +159,8 @@ class ScriptedModel:
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                try:
+                with contextlib.suppress(OSError):
                     self.wfile.write(data)
-                except OSError:
-                    pass
 
             def _json(self, obj: Any, status: int = 200) -> None:
                 data = json.dumps(obj).encode()
@@ -180,8 +177,8 @@ class ScriptedModel:
         self.server = Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
-                                       daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever,
+                                       kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
         self.timer = threading.Timer(lifetime_seconds, self.close)
         self.timer.daemon = True

@@ -10,6 +10,7 @@ Which agent a request belongs to is Claude Code's own `x-claude-code-agent-id` h
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -17,9 +18,10 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from . import runtime
 from .model_server import ModelRequest, ScriptedModel, text_block, tool_use_block
@@ -74,14 +76,10 @@ class Session:
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
-            try:
+            with contextlib.suppress(OSError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                pass
         self.model.close()
 
     # -- threads ----------------------------------------------------------------------

@@ -68,7 +68,7 @@ class World:
         if servers:
             cfg = {}
             for name, s in servers.items():
-                entry = {k: s[k] for k in ("command", "args", "env") if k in s}
+                entry: dict[str, Any] = {k: s[k] for k in ("command", "args", "env") if k in s}
                 if isinstance(s.get("cwd"), str):
                     entry["cwd"] = str((self.workspace / s["cwd"]).resolve())
                 cfg[name] = entry

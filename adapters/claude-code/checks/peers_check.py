@@ -9,12 +9,11 @@ Exit status 0 when every check ran; the outcome of each is in its line.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "repro"))
-from _cc import main_then, result_text, run, text, tool_use  # noqa: E402
+from _cc import main_then, result_text, run, text, tool_use
 
 W = {".claude/agents/w.md": "---\nname: w\ndescription: d\n---\nWork.\n"}
 SPAWN = {"description": "d", "prompt": "go", "subagent_type": "w"}

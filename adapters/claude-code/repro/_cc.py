@@ -10,16 +10,17 @@ content blocks). It returns the requests Claude Code sent and its stream-json ev
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import queue
 import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 HERE = Path(__file__).resolve().parent.parent
 
@@ -136,12 +137,8 @@ def run(files: dict[str, str], script: Callable[[Request], list[dict[str, Any]]]
         server.shutdown()
     events = []
     for line in out.stdout.splitlines():
-        try:
+        with contextlib.suppress(ValueError):
             events.append(json.loads(line))
-        except ValueError:
-            pass
-    q: queue.Queue[int] = queue.Queue()
-    del q
     return seen, events, project
 
 

@@ -13,7 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _cc import main_then, result_text, run, text, tool_use  # noqa: E402
+from _cc import main_then, result_text, run, text, tool_use
 
 FILES = {
     ".claude/agents/lead.md":

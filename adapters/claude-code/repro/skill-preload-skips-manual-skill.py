@@ -15,7 +15,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _cc import main_then, run, text  # noqa: E402
+from _cc import main_then, run, text
 
 FILES = {
     ".claude/agents/w.md":
