@@ -57,6 +57,9 @@ def environment(port: int, home: Path) -> dict[str, str]:
         "LANG": "C.UTF-8",
         "TERM": "dumb",
         "NO_COLOR": "1",
+        # the truth: an offline sandbox; Claude Code refuses `bypassPermissions` (capconf's
+        # full-access tier) to root unless it is told so
+        "IS_SANDBOX": "1",
     }
 
 

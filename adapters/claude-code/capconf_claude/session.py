@@ -159,6 +159,25 @@ class Session:
             for b in r.last_tool_results():
                 if b.get("tool_use_id") == toolu and b.get("is_error"):
                     return result_text(b)
+        with self.lock:  # the same result in stream-json, when no model request followed
+            events = list(self.events)
+        for e in events:
+            content = (e.get("message") or {}).get("content") if e.get("type") == "user" \
+                else None
+            for b in content if isinstance(content, list) else []:
+                if isinstance(b, dict) and b.get("tool_use_id") == toolu \
+                        and b.get("is_error"):
+                    return result_text(b)
+        tasks = {e.get("task_id") for e in events
+                 if e.get("subtype") == "task_started" and e.get("tool_use_id") == toolu}
+        for e in events:  # the agent failed before its first model request
+            patch = e.get("patch") if isinstance(e.get("patch"), dict) else {}
+            if e.get("subtype") == "task_updated" and e.get("task_id") in tasks \
+                    and patch.get("status") == "failed":
+                return str(patch.get("error") or "the agent's task failed")
+        for e in events:
+            if e.get("type") == "result" and e.get("is_error"):
+                return f"claude ended the session: {str(e.get('result'))[:500]}"
         return None
 
     def spawn_child(self, parent: str, spawn: dict[str, Any]) -> Spawned:
