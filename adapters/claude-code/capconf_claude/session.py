@@ -26,7 +26,8 @@ from typing import Any
 from . import runtime
 from .model_server import ModelRequest, ScriptedModel, text_block, tool_use_block
 
-WAIT = 60.0  # seconds a step may take before the session counts as hung
+WAIT = 60.0  # seconds a spawn may take before the session counts as hung
+CALL_WAIT = 30.0  # seconds a tool call may take (a call Claude Code never ends costs this)
 
 
 @dataclass
@@ -189,7 +190,7 @@ class Session:
         return self._await_spawn(toolu, parent)
 
     def call(self, agent: str, name: str, tool_input: dict[str, Any],
-             timeout: float = WAIT) -> tuple[dict[str, Any] | None, ModelRequest | None]:
+             timeout: float = CALL_WAIT) -> tuple[dict[str, Any] | None, ModelRequest | None]:
         """The agent's model calls one tool; Claude Code runs it (or refuses) and the
         agent's next model request carries the `tool_result`, which is returned."""
         q = self.held[agent]

@@ -88,8 +88,10 @@ def result_text(b: dict[str, Any]) -> str:
 
 
 def run(files: dict[str, str], script: Callable[[Request], list[dict[str, Any]]],
-        args: list[str] | None = None, timeout: float = 60.0
+        args: list[str] | None = None, timeout: float = 60.0,
+        before: Callable[[str], None] | None = None
         ) -> tuple[list[Request], list[dict[str, Any]], Path]:
+    """Raises TimeoutError (after killing claude) when the run outlives `timeout`."""
     seen: list[Request] = []
     lock = threading.Lock()
 
@@ -120,6 +122,8 @@ def run(files: dict[str, str], script: Callable[[Request], list[dict[str, Any]]]
         p = project / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(content)
+    if before is not None:
+        before(str(project))
     home = Path(tempfile.mkdtemp(prefix="cc-home-"))
     (home / ".claude").mkdir()
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
@@ -130,13 +134,19 @@ def run(files: dict[str, str], script: Callable[[Request], list[dict[str, Any]]]
            "DISABLE_ERROR_REPORTING": "1", "ENABLE_TOOL_SEARCH": "false"}
     cmd = [binary(), "-p", "go", "--output-format", "stream-json", "--verbose",
            "--model", "claude-sonnet-4-5", "--no-session-persistence", *(args or [])]
+    proc = subprocess.Popen(cmd, cwd=project, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            start_new_session=True)
     try:
-        out = subprocess.run(cmd, cwd=project, env=env, capture_output=True,
-                             timeout=timeout, stdin=subprocess.DEVNULL, check=False)
+        stdout, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        os.killpg(proc.pid, 9)
+        proc.communicate()
+        raise TimeoutError(f"claude still running after {timeout} s") from e
     finally:
         server.shutdown()
     events = []
-    for line in out.stdout.splitlines():
+    for line in stdout.splitlines():
         with contextlib.suppress(ValueError):
             events.append(json.loads(line))
     return seen, events, project
