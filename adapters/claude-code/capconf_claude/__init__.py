@@ -1,0 +1,1 @@
+"""capconf adapter for Claude Code's real binary (see ../README.md)."""
