@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar
 
-from . import delegation
+from . import approval, delegation
 from .model_server import Call, Say, ScriptedModel
 from .observe import Hop, Observation, observe
 from .protocol import ProtoError, dump, parse_line
@@ -26,7 +26,7 @@ from .source import BadSource, source_bytes
 from .vocabulary import capconf_names, codex_args, codex_tool, offered_names
 from .world import World, WorldInvalid, parse_world
 
-FEATURES = ["def", "tool", "prompt", "mcp", "approval", "delegation", "skills"]
+FEATURES = ["def", "tool", "prompt", "mcp", "delegation", "skills"]
 SPEC_VERSION = "0.1.0"
 # Codex's answer to a call of a tool it does not offer the agent (its router's
 # "unsupported call: NAME"): exactly SPEC's `tool_not_mounted`
@@ -62,7 +62,8 @@ class Driver:
         self.agents: dict[str, Agent] = {}
         self.deleg = delegation.State()
         self.sandbox: str | None = None
-        self.approval_args: dict[str, Any] | None = None
+        self.sandbox_flags: list[str] = []
+        self.policy: dict[str, Any] = {}
         self._version: str | None = None
 
     def close(self) -> None:
@@ -92,18 +93,19 @@ class Driver:
         return translate(raw, fmt, filename, self.counter, self.need_world().mcp)
 
     def flags(self) -> list[str]:
-        return ["-s", self.sandbox] if self.sandbox else []
+        return (["-s", self.sandbox] if self.sandbox else []) + self.sandbox_flags
 
     def run(self, roles: list[Role], chain: list[Hop], **kw: Any) -> Observation:
         world = self.need_world()
         return observe(self.binary, self.model, self.homes, world.workspace, roles, chain,
-                       self.deleg.limits_config(), self.flags(), **kw)
+                       self.deleg.limits_config(), self.flags(),
+                       skill_layers=world.skill_layers, **kw)
 
     def probe(self, args: dict[str, Any]) -> tuple[Role, Observation]:
         """Codex loads the role and spawns it once; cached per (world, source)."""
         role = self.role(args)
         key = hashlib.sha256(repr((self.need_world().raw, role.toml, role.stem,
-                                   role.agent_type, self.sandbox,
+                                   role.agent_type, self.flags(),
                                    self.deleg.limits_config())).encode()).hexdigest()
         if key not in self.cache:
             roles = [role] if role.readable else []
@@ -157,7 +159,8 @@ class Driver:
         self.agents.clear()
         self.deleg = delegation.State()
         self.sandbox = None
-        self.approval_args = None
+        self.sandbox_flags = []
+        self.policy = {}
         self.world = parse_world(args)
         return {"registry": self.world.registry()}
 
@@ -269,7 +272,8 @@ class Driver:
         "hello": op_hello, "world.setup": op_world_setup, "registry.list": op_registry_list,
         "definition.parse": op_definition_parse, "tools.mounted": op_tools_mounted,
         "prompt.assemble": op_prompt_assemble, "agent.spawn": op_agent_spawn,
-        "tool.call": op_tool_call, "shutdown": op_shutdown, **delegation.OPS}
+        "tool.call": op_tool_call, "shutdown": op_shutdown, **delegation.OPS,
+        **approval.OPS}
 
     def handle(self, line: bytes) -> dict[str, Any]:
         rid: int | None = None

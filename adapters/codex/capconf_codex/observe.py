@@ -78,12 +78,17 @@ def _spawn_then_wait(agent_type: str, token: str,
 def observe(binary: Path, model: ScriptedModel, homes: Homes, workspace: Path,
             roles: list[Role], chain: list[Hop], agents_limits: dict[str, int] | None = None,
             flags: list[str] | None = None, extra_config: str = "",
-            root_actions: list[Action] | None = None) -> Observation:
+            root_actions: list[Action] | None = None,
+            skill_layers: list[tuple[str, Path]] | None = None) -> Observation:
     """Run the root and `chain` (root spawns chain[0], which spawns chain[1], ...).
     `root_actions` instead of a chain: the root's own script (an agent at depth 0)."""
     home = homes.new()
     try:
         (home / "config.toml").write_text(base_config(model.port, agents_limits, extra_config))
+        if skill_layers:
+            (home / "skills").mkdir()
+            for name, path in skill_layers:
+                (home / "skills" / name).symlink_to(path, target_is_directory=True)
         for role in roles:
             (home / "agents" / f"{role.stem}.toml").write_text(role.toml, encoding="utf-8")
         tokens = [f"t{next(_tokens)}" for _ in range(len(chain) + 1)]

@@ -37,6 +37,7 @@ class World:
     legacy_fallback: bool
     raw: dict[str, Any] = field(default_factory=dict)
     mcp: dict[str, dict[str, Any]] = field(default_factory=dict)
+    skill_layers: list[tuple[str, Path]] = field(default_factory=list)
 
     def registry(self) -> dict[str, Any]:
         return {"grantable": list(self.grantable), "not_grantable": list(self.not_grantable),
@@ -45,6 +46,28 @@ class World:
 
 # capconf MCP server keys -> Codex `[mcp_servers.NAME]` keys (the ones Codex has)
 MCP_KEYS = {"command": "command", "args": "args", "env": "env", "enabled": "enabled"}
+
+
+def parse_layers(value: Any, workspace: Path) -> list[tuple[str, Path]]:
+    """The world's skill layers, in capconf's order, as directories; each becomes a
+    folder under CODEX_HOME/skills, where Codex's own discovery finds the SKILL.md files
+    and decides what a shared name means."""
+    if not isinstance(value, dict):
+        return []
+    layers = value.get("layers")
+    if not isinstance(layers, dict):
+        return []
+    out = []
+    for i, (name, d) in enumerate(layers.items()):
+        if not isinstance(d, str):
+            raise WorldInvalid("a skill layer is a directory path",
+                               ["args", "skills", "layers", name])
+        path = Path(d) if os.path.isabs(d) else workspace / d
+        if not path.is_dir():
+            raise WorldInvalid("a skill layer must be an existing directory",
+                               ["args", "skills", "layers", name])
+        out.append((f"{i}-{name}", path))
+    return out
 
 
 def parse_mcp(value: Any, workspace: Path) -> dict[str, dict[str, Any]]:
@@ -133,4 +156,4 @@ def parse_world(args: dict[str, Any]) -> World:
         if key in args and not isinstance(args[key], (dict, list)) and args[key] is not None:
             raise WorldInvalid(f"`{key}` must be an object", ["args", key])
     return World(Path(ws), frame, grantable, rows, session or [], legacy, dict(args),
-                 parse_mcp(args.get("mcp"), Path(ws)))
+                 parse_mcp(args.get("mcp"), Path(ws)), parse_layers(args.get("skills"), Path(ws)))
