@@ -75,6 +75,8 @@ def op_setup(d: Driver, args: dict[str, Any]) -> dict[str, Any]:
     state = State(max_depth=_int(args, "max_depth", 0), max_fanout=_int(args, "max_fanout", 1))
     d.deleg = State(max_depth=state.max_depth, max_fanout=state.max_fanout)
     for i, src in enumerate(sources):
+        if isinstance(src, str):
+            src = {"source": src}
         if not isinstance(src, dict):
             raise ProtoError("bad_request", "an agent type is a definition source",
                              ["args", "agent_types", i])
@@ -101,7 +103,10 @@ def task_call(d: Driver, aid: str, agent: Agent, tool: str,
         return stop(d, aid, agent, targs)
     subagent = targs.get("subagent")
     prompt = targs.get("prompt", "")
-    call_args: dict[str, Any] = {"agent_type": subagent}
+    # `prompt` is spawn_agent's `message` (the model-side marker that lets the scripted
+    # model recognise the child's thread is appended on a line of its own)
+    call_args: dict[str, Any] = {"agent_type": subagent,
+                                 "message": f"{prompt}\ncapconf-turn:child"}
     extra = {k: v for k, v in targs.items() if k not in ("subagent", "prompt")}
     call_args.update(extra)
     spawn = Call("spawn_agent", call_args, MULTI_AGENT_NS)
@@ -122,8 +127,6 @@ def task_call(d: Driver, aid: str, agent: Agent, tool: str,
                     "error_detail": {"available": sorted(d.deleg.types)},
                     "terminal_for_attempt": True, "retry_after_ms": None}
         return {"ok": True, "content": out}
-    # the message a spawn carries is not part of Codex's answer; it is recorded here
-    del prompt
     child = f"agent-{len(d.agents) + 1}"
     role = d.deleg.types.get(str(subagent))
     from .driver import Agent as AgentCls
@@ -162,20 +165,28 @@ def stop(d: Driver, aid: str, agent: Agent, targs: dict[str, Any]) -> dict[str, 
     return {"ok": True, "content": out}
 
 
+def permissions(d: Driver) -> dict[str, Any]:
+    """A child's pinned policy as Codex runs it: the session's sandbox (the tier it was
+    translated from) under `codex exec`, whose approval policy is `never` for every
+    thread (so: never-ask, unattended)."""
+    p = d.policy or {"tier": "confirm-before-change", "writable_roots": []}
+    return {"tier": p["tier"], "attendance": "unattended", "ask_policy": "never-ask",
+            "writable_roots": list(p["writable_roots"])}
+
+
 def op_tree(d: Driver, args: dict[str, Any]) -> dict[str, Any]:
+    """The children Codex spawned (an agent id answered), with their lineage."""
     nodes = []
-    for aid, agent in d.agents.items():
-        node = d.deleg.nodes.get(aid)
+    for aid, node in d.deleg.nodes.items():
+        agent = d.agents[aid]
         root = aid
         while d.agents[root].parent is not None and d.agents[root].parent in d.agents:
             root = str(d.agents[root].parent)
-        nodes.append({"agent": aid, "agent_type": node.agent_type if node else
-                      agent.role.agent_type, "parent": agent.parent, "root": root,
-                      "depth": node.depth if node else 0, "implementer": "fresh" if node
-                      else None, "background": agent.background,
-                      "inherits_parent_context": False,
-                      "status": node.status if node else "running",
-                      "permissions": None, "tools": agent.tools})
+        nodes.append({"agent": aid, "agent_type": node.agent_type, "parent": node.parent,
+                      "root": root, "depth": node.depth, "implementer": "fresh",
+                      "background": node.background, "inherits_parent_context": False,
+                      "status": node.status, "permissions": permissions(d),
+                      "tools": agent.tools, "codex_agent_id": node.codex_id})
     return {"nodes": nodes}
 
 

@@ -17,7 +17,6 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .model_server import Action, Call, Say, Script, ScriptedModel
 from .role import Role

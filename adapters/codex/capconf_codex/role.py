@@ -20,8 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .source import auto_format, declared, load_yaml
-from .source import FRONT
+from .source import FRONT, auto_format, declared, load_yaml
 
 NOT_IN_CODEX = ("tools", "skills", "knowledge", "memory")
 SAFE_STEM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,100}$")
@@ -47,8 +46,20 @@ def _key(k: str) -> str:
     return k if BARE_KEY.match(k) else json.dumps(k, ensure_ascii=False)
 
 
-def toml_value(v: Any) -> str | None:
-    """A TOML value for a YAML value; None when TOML has no way to say it (null)."""
+class TooLarge(ValueError):
+    """A value whose expansion (YAML aliases) exceeds the adapter's budget."""
+
+
+BUDGET = 100_000
+
+
+def toml_value(v: Any, budget: list[int] | None = None) -> str | None:
+    """A TOML value for a YAML value; None when TOML has no way to say it (null).
+    Raises TooLarge past BUDGET nodes: an alias bomb is never expanded."""
+    budget = budget if budget is not None else [BUDGET]
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise TooLarge("the value expands beyond 100,000 nodes")
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, int):
@@ -64,10 +75,10 @@ def toml_value(v: Any) -> str | None:
     if isinstance(v, str):
         return json.dumps(v.encode("utf-8", "replace").decode("utf-8"), ensure_ascii=False)
     if isinstance(v, list):
-        items = [toml_value(x) for x in v]
+        items = [toml_value(x, budget) for x in v]
         return "[" + ", ".join(x for x in items if x is not None) + "]"
     if isinstance(v, dict):
-        pairs = [(str(k), toml_value(x)) for k, x in v.items()]
+        pairs = [(str(k), toml_value(x, budget)) for k, x in v.items()]
         return "{" + ", ".join(f"{_key(k)} = {x}" for k, x in pairs if x is not None) + "}"
     return None
 
@@ -100,6 +111,17 @@ def translate(raw: bytes, fmt: str, filename: str | None, counter: int,
     agent_type = name if isinstance(name, str) and name else stem
     if isinstance(name, str) and SAFE_STEM.match(name):
         stem = name
+    try:
+        return _translate(mapping, fmt, stem, body, agent_type, world_servers)
+    except TooLarge:
+        # TOML has no aliases: such a value cannot be written, so no role file is
+        # written and Codex answers the spawn as for any unknown type
+        return Role(stem, agent_type, "", fmt, mapping, body, None, readable=False)
+
+
+def _translate(mapping: dict[str, Any], fmt: str, stem: str, body: str | None,
+               agent_type: str, world_servers: dict[str, dict[str, Any]]) -> Role:
+    budget = [BUDGET]
     lines: list[str] = []
     tables: list[str] = []
     servers: list[str] = []
@@ -114,9 +136,9 @@ def translate(raw: bytes, fmt: str, filename: str | None, counter: int,
                 settings = world_servers.get(s, {})
                 tables.append(f"[mcp_servers.{_key(s)}]")
                 tables += [f"{_key(sk)} = {tv}" for sk, sv in settings.items()
-                           if (tv := toml_value(sv)) is not None]
+                           if (tv := toml_value(sv, budget)) is not None]
             continue
-        tv = toml_value(value)
+        tv = toml_value(value, budget)
         if tv is not None:
             lines.append(f"{_key(k)} = {tv}")
     lines.append(f"developer_instructions = {toml_value(body or '')}")

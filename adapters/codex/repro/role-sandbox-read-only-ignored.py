@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _codex import NS, Model, agent_id, call, codex_exec, say  # noqa: E402
+from _codex import NS, Model, agent_id, call, codex_exec, say
 
 ws = Path(tempfile.mkdtemp(prefix="codex-repro-ws-"))
 model = Model({
