@@ -228,7 +228,7 @@ class Driver:
             # Codex ignored the role file (its loader's message is kept) or refused the
             # spawn: the definition cannot be loaded at all
             raise ProtoError("definition_invalid", "Codex did not load the role: "
-                             + " | ".join(obs.messages() + [str(obs.spawn_outputs[-1])]))
+                             + " | ".join([*obs.messages(), str(obs.spawn_outputs[-1])]))
         aid = f"agent-{len(self.agents) + 1}"
         tools = self.granted(role, obs)
         self.agents[aid] = Agent(role, [Hop(role.agent_type)], tools, parent,
@@ -307,7 +307,7 @@ def envelope(obs: Observation, mounted: list[str], tool: str) -> dict[str, Any]:
             raise ProtoError("internal", "codex exec did not end: "
                              + " | ".join(obs.messages()))
         raise ProtoError("internal", "Codex never answered the call: "
-                         + " | ".join(obs.messages() + [obs.run.stderr[-500:]]))
+                         + " | ".join([*obs.messages(), obs.run.stderr[-500:]]))
     if out.startswith(UNSUPPORTED):
         return {"ok": False, "error_code": "tool_not_mounted", "error_message": out,
                 "error_detail": {"tool": tool, "mounted": mounted},

@@ -25,7 +25,9 @@ ADAPTER_DIR = Path(__file__).resolve().parent.parent
 PLATFORM_BIN = ("node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/"
                 "codex")
 PROVIDER = "capconf"
-MODEL = "capconf-scripted"  # unknown to Codex: fallback metadata, every tool offered upfront (gpt-5.5, the one bundled model, defers tools behind tool_search)
+# a model Codex has no metadata for: its fallback offers every tool upfront (gpt-5.5, the
+# one bundled model, defers tools behind `tool_search`, so a grant would be hidden)
+MODEL = "capconf-scripted"
 KEY_VAR = "CAPCONF_CODEX_KEY"
 RUN_TIMEOUT = 45.0
 
