@@ -216,7 +216,10 @@ class Driver:
             else:
                 kind = "frame"
             parts.append({"kind": kind, "text": t})
-        return {"prompt": "\n\n".join(texts), "parts": parts, "diagnostics": [],
+        # Codex sends the items separately; capconf's prompt is its parts joined by a
+        # blank line, ending in a newline (PROMPT-01's shape, no text added or removed)
+        prompt = "\n\n".join(t.rstrip("\n") for t in texts) + "\n"
+        return {"prompt": prompt, "parts": parts, "diagnostics": [],
                 **self.extras(obs)}
 
     def op_agent_spawn(self, args: dict[str, Any]) -> dict[str, Any]:
