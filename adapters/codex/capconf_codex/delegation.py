@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 # Codex's refusal of an unknown role (`spawn_agent` output): exactly capconf's
 # UNKNOWN-AGENT-TYPE
 UNKNOWN_TYPE = "unknown agent_type"
+UNSUPPORTED = "unsupported call: "
 
 
 @dataclass
@@ -45,6 +46,7 @@ class Node:
 @dataclass
 class State:
     types: dict[str, Role] = field(default_factory=dict)
+    sources: dict[str, dict[str, Any]] = field(default_factory=dict)
     max_depth: int | None = None
     max_fanout: int | None = None
     nodes: dict[str, Node] = field(default_factory=dict)
@@ -85,7 +87,9 @@ def op_setup(d: Driver, args: dict[str, Any]) -> dict[str, Any]:
             raise ProtoError("definition_invalid", "Codex did not load the role: "
                              + " | ".join(obs.messages()), ["args", "agent_types", i])
         state.types[role.agent_type] = role
+        state.sources[role.agent_type] = src
     d.deleg.types = state.types
+    d.deleg.sources = state.sources
     return {"agent_types": list(state.types),
             "limits": {"max_depth": state.max_depth, "max_fanout": state.max_fanout},
             "implementers": [{"name": "fresh", "inherits_parent_context": False,
@@ -122,6 +126,11 @@ def task_call(d: Driver, aid: str, agent: Agent, tool: str,
                          + " | ".join(obs.messages()))
     codex_id = agent_id(out)
     if codex_id is None:
+        if out.startswith(UNSUPPORTED):
+            # Codex did not offer the caller spawn_agent (past its depth limit)
+            return {"ok": False, "error_code": "tool_not_mounted", "error_message": out,
+                    "error_detail": {"tool": tool, "mounted": agent.tools},
+                    "terminal_for_attempt": True, "retry_after_ms": None}
         if UNKNOWN_TYPE in out:
             return {"ok": False, "error_code": "UNKNOWN-AGENT-TYPE", "error_message": out,
                     "error_detail": {"available": sorted(d.deleg.types)},
@@ -130,8 +139,11 @@ def task_call(d: Driver, aid: str, agent: Agent, tool: str,
     child = f"agent-{len(d.agents) + 1}"
     role = d.deleg.types.get(str(subagent))
     from .driver import Agent as AgentCls
+    # the child's grant: what Codex offers that role's thread (the cached probe)
+    src = d.deleg.sources.get(str(subagent))
+    tools = d.granted(*d.probe(src)) if src is not None else []
     d.agents[child] = AgentCls(role or agent.role, [*agent.chain, Hop(str(subagent))],
-                               [], aid, bool(targs.get("background", False)))
+                               tools, aid, bool(targs.get("background", False)))
     depth = depth_of(d, aid) + 1
     d.deleg.nodes[child] = Node(child, str(subagent), aid, depth,
                                 bool(targs.get("background", False)), codex_id)
