@@ -36,8 +36,9 @@ def test_declared_mcp_server_carries_the_world_settings():
 
 
 def test_alias_bomb_is_not_expanded():
+    pairs = zip("abcdefg", "bcdefgh", strict=True)
     bomb = "a: &a [1,1,1,1,1,1,1,1,1,1]\n" + "".join(
-        f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcdefg", "bcdefgh", strict=True))
+        f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in pairs)
     r = role(bomb + "name: x\ndescription: d\nprompt: p\n")
     assert not r.readable
 
