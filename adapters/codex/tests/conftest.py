@@ -1,0 +1,7 @@
+"""The adapter's own tests: `pytest adapters/codex/tests` (not part of the root suite;
+the reproduction tests start the real binary)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
