@@ -10,7 +10,8 @@ exactly one case is one weakened or deleted case away from letting its bug throu
 runs every mutant against every case of the requirements it declares (``caught_by`` and
 ``also_breaks``), collects the cases that fail (or error) against it, and counts:
 
-- killed by none (a survivor), by exactly one case, by two or more.
+- killed by none (a survivor), by exactly one case, by two or more; a job that wrote no
+  report (it outran the batch's timeout, 600 s by default here) is "not measured".
 
 *Before and after in the same codebase and the same run:* the cases are independent (each
 gets a fresh workspace and world), so the suite without a set of cases gives each mutant
@@ -71,7 +72,7 @@ def run(names: list[str], workers: int) -> list[Kills]:
     table = all_mutants()
     found = []
     with tempfile.TemporaryDirectory(prefix="capconf-kills-") as tmp, \
-            SuiteBatch(Path(tmp), workers=workers, profile="ci") as batch:
+            SuiteBatch(Path(tmp), workers=workers, profile="ci", timeout=600) as batch:
         for name in names:
             m = table[name]
             batch.submit(SuiteJob(name, f"python:mutants:dispatcher:{name}",
@@ -89,6 +90,9 @@ def run(names: list[str], workers: int) -> list[Kills]:
 def tally(kills: list[Kills], drop: set[str]) -> Counter[str]:
     counts: Counter[str] = Counter()
     for k in kills:
+        if k.ran == 0:  # the job produced no report (it timed out or crashed): unmeasured
+            counts["not measured"] += 1
+            continue
         n = len([c for c in k.killers if c not in drop])
         counts["none" if n == 0 else "one" if n == 1 else "two-or-more"] += 1
     return counts
@@ -115,13 +119,14 @@ def main(argv: list[str]) -> int:
     print(f"mutants: {len(kills)}; cases new since {ns.base}: {len(new_cases)}")
     print("| killed by | before | after |")
     print("|---|---|---|")
-    for key in ("none", "one", "two-or-more"):
+    for key in ("none", "one", "two-or-more", "not measured"):
         print(f"| {key} | {before[key]} | {after[key]} |")
     if ns.list:
         for k in kills:
             if len(k.killers) <= 1:
+                what = "NOT MEASURED (no report)" if k.ran == 0 else "SURVIVES"
                 print(f"  {k.mutant} ({', '.join(k.requirements)}): "
-                      f"{', '.join(k.killers) or 'SURVIVES'}")
+                      f"{', '.join(k.killers) or what}")
     if ns.json is not None:
         ns.json.write_text(json.dumps(
             {k.mutant: {"requirements": list(k.requirements), "ran": k.ran,
