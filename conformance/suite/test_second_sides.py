@@ -191,3 +191,23 @@ def test_a_nested_agents_mcp_card_names_that_agent(impl: Harness) -> None:
            [{"agent_id": leaf, "agent_name": "leaf", "subagent": True}],
            "APPR-02: the card on the board names the nested agent that called")
     expect(tool_calls(impl, "notion"), [], "MCP-03: nothing reached the server")
+
+
+@pytest.mark.case("mcp.names.describe-first-separator-only")
+@pytest.mark.req("MCP-02", "MCP-03")
+def test_describe_splits_a_qualified_name_at_its_first_separator(impl: Harness) -> None:
+    """Bug: the gateway splits at the first and the last `__`, so describing
+    `notion__github__delete_repo` shows notion's `delete_repo` (and a later call runs
+    it). Seen from `mcp_describe`: the name means notion's `github__delete_repo`, which
+    notion does not list: not found, naming that tool; nothing is called."""
+    from capconf.conformance.suite.mcp_world import NOTION_TOOLS, server
+
+    extra = {"name": "delete_repo", "description": "d", "inputSchema": {"type": "object"}}
+    setup(impl, notion=server(impl, "notion", [*NOTION_TOOLS, extra]))
+    agent = spawn(impl, agent_def(servers=["notion"]))
+    described = call(impl, agent, "mcp_describe", name="notion__github__delete_repo")
+    expect((described.get("ok"), _code(described)), (False, "MCP-TOOL-NOT-FOUND"),
+           "MCP names: notion lists no `github__delete_repo`")
+    expect((described.get("error_detail") or {}).get("tool"), "github__delete_repo",
+           "MCP names: the tool is everything after the first `__`")
+    expect(tool_calls(impl, "notion"), [], "MCP-03: nothing was called")

@@ -85,6 +85,9 @@ def test_a_background_child_at_the_limit_cannot_delegate(impl: Harness) -> None:
     refused = dw.task(impl, kid, "reader", implementer="fork", background=True)
     expect((refused.get("ok"), refused.get("error_code")), (False, "DELEGATION-DEPTH"),
            "DELEG-03: a background delegation past the limit is refused")
+    detail = refused.get("error_detail") or {}
+    expect((detail.get("depth"), detail.get("max_depth")), (2, 1), "DELEG-03: the refusal "
+           "names the depth the child would have had, and the limit")
     expect(_nodes(impl), before, "DELEG-03: no child was created")
     refusals = [e for e in _events(impl) if e["event"] == "refused"]
     expect([(e["agent"], e.get("depth"), e.get("max_depth")) for e in refusals],
@@ -170,3 +173,51 @@ def test_a_follow_up_does_not_narrow_the_pin_either(impl: Harness, tmp_path: Pat
     wrote = dw.call(impl, kid, "write", path="kept.txt", content="x")
     expect((wrote.get("ok"), wrote.get("error_code")), (True, None),
            "APPR-06: the child still writes inside the workspace under its auto-edit pin")
+
+
+@pytest.mark.case("appr.deleg.log-equals-tree-pins")
+@pytest.mark.req("APPR-08", "APPR-06")
+def test_the_logged_pins_are_the_tree_rows_pins(impl: Harness, tmp_path: Path) -> None:
+    """Bug: the log records the session's (or the parent's) live policy instead of the
+    child's pinned one, so the permissions a child ran under cannot be reconstructed.
+    Seen from both records: each child's `sandbox_mode` and `approval_policy` events
+    equal its `delegation.tree` row's permissions, for a child and a grandchild."""
+    root = tmp_path / "shared"
+    root.mkdir()
+    dw.world(impl, tier="auto-edit", roots=[str(root)])
+    lead = dw.root(impl)
+    kid = dw.child(impl, lead, implementer="fork")
+    grandkid = dw.child(impl, kid, "reader", implementer="out-of-process")
+    events = _events(impl)
+    wrong = {}
+    for agent in (kid, grandkid):
+        row = dw.node(impl, agent)["permissions"]
+        mine = {e["event"]: e for e in events if e["agent"] == agent}
+        sandbox, policy = mine.get("sandbox_mode", {}), mine.get("approval_policy", {})
+        logged = {"tier": sandbox.get("tier"), "attendance": sandbox.get("attendance"),
+                  "writable_roots": sandbox.get("writable_roots"),
+                  "ask_policy": policy.get("ask_policy")}
+        want = {k: row.get(k) for k in logged}
+        if logged != want:
+            wrong[agent] = {"log": logged, "tree": want}
+    expect(wrong, {}, "APPR-08: the log's pins are the tree's pins")
+
+
+@pytest.mark.case("conn.permission.full-access-unattended-ask-denied")
+@pytest.mark.uses("approval")
+@pytest.mark.req("CONN-02", "APPR-01")
+def test_full_access_unattended_denies_a_connectors_ask(impl: Harness) -> None:
+    """Bug: at full-access a connector method resolved `ask` is decided by the tier and
+    sent; unattended, nobody was ever asked. CONN-02/APPR-01: no tier widens the
+    connector's `ask`; unattended it is denied at once: no card, nothing sent."""
+    from capconf.conformance.suite.test_connectors import call as conn_call
+    from capconf.conformance.suite.test_connectors import setup as conn_setup
+
+    impl.driver.request("approval.setup", {"tier": "full-access", "attendance": "unattended",
+                                           "writable_roots": []})
+    driver = conn_setup(impl, attendance="unattended")
+    sent = conn_call(driver, "+send", to="a@example.com", body="hi")
+    expect_true(sent.get("ok") is False and "card" not in (sent.get("error_detail") or {}),
+                "CONN-02: the ask is denied, not sent and not carded", sent)
+    expect(driver.request("conn.journal", {})["requests"], [],
+           "CONN-02: nothing reached the provider")
