@@ -100,6 +100,11 @@ def json_console(text: str) -> str:
 _MD_PUNCTUATION = re.compile(r"[\\`*_~\[\]<>&|!$]")
 
 
+# GFM links bare URLs by itself (extended autolinks); an escaped character after the
+# scheme or after ``www`` stops it (a bare e-mail address stays a mailto: link)
+_MD_AUTOLINK = re.compile(r"(?i)(?<=\bhttp)(s?):|(?<=\bftp):|(?<=\bwww)\.")
+
+
 def md_text(value: Any) -> str:
     """Untrusted text inline in Markdown (a paragraph, a list item, a table cell): on
     one line, every character Markdown would read as markup backslash-escaped
@@ -107,7 +112,8 @@ def md_text(value: Any) -> str:
     emphasis, code span or cell border survives; control characters as visible
     escapes."""
     text = escape_controls(str(value), keep_lines=False)
-    return _MD_PUNCTUATION.sub(lambda m: "\\" + m.group(0), text)
+    text = _MD_PUNCTUATION.sub(lambda m: "\\" + m.group(0), text)
+    return _MD_AUTOLINK.sub(lambda m: (m.group(1) or "") + "\\" + m.group(0)[-1], text)
 
 
 def md_code(value: Any, in_table: bool = False) -> str:
