@@ -46,7 +46,7 @@ class HostileDispatcher:
         elif op in ("definition.parse", "agent.spawn"):
             result["tools"] = [*result.get("tools", []), *HOSTILE]
             result["diagnostics"] = [*result.get("diagnostics", []), {
-                "code": "DEF-X\n::error::c", "severity": "warning", "path": ["tools", 0],
+                "code": "DEF-X", "severity": "warning", "path": ["tools", ALL],
                 "line": 1, "column": 1, "message": ALL}]
         return response
 
