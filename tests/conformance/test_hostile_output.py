@@ -67,7 +67,7 @@ def test_validate_json_and_sarif_on_the_console(capsys: pytest.CaptureFixture[st
     assert code == 1, err
     assert_console_safe(out + err)
     # escaped for the console, the same values for a JSON reader
-    assert "##[error]x.md" in json.dumps(json.loads(out), ensure_ascii=False)
+    assert "\x1b]52;c;ZWNobw==\x07" in json.dumps(json.loads(out), ensure_ascii=False)
 
 
 def test_validate_github_annotations(capsys: pytest.CaptureFixture[str], agents: Path) -> None:
@@ -115,7 +115,7 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, in
 
 
 def test_run_console_of_a_hostile_implementation(hostile_run: tuple[Path, str, int]) -> None:
-    tmp, output, code = hostile_run
+    _, output, code = hostile_run
     assert code == 1, output
     assert "failures:" in output  # the cases failed on the hostile tools, and say so
     assert_console_safe(output)
