@@ -243,15 +243,13 @@ def _last_failed(report: str | None) -> list[str]:
     if not report:
         raise GateError("--lf reruns the failing cases of the previous run's report: give "
                         "the same --report FILE")
-    try:
-        # lines end with \n only: a reason may hold U+2028 or U+0085 (report_file.py)
-        lines = Path(report).read_text(encoding="utf-8").split("\n")
-        rows = [json.loads(line) for line in lines if line.strip()]
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise GateError(f"--lf: cannot read the previous report {report}: "
-                        f"{getattr(exc, 'strerror', None) or exc}") from None
-    return sorted(r["case"] for r in rows if isinstance(r, dict) and r.get("type") == "case"
-                  and r.get("outcome") in outcomes.FAILING)
+    from capconf.conformance.report_file import ReportFileError, load_report
+
+    try:  # opened and checked as `capconf report` opens one (a FIFO is refused, not read)
+        loaded = load_report(report)
+    except ReportFileError as exc:
+        raise GateError(f"--lf: cannot read the previous report: {exc}") from None
+    return sorted(c.case for c in loaded.cases.values() if c.outcome in outcomes.FAILING)
 
 
 def _run_args(ns: argparse.Namespace, extra: list[str]) -> list[str]:

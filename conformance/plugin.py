@@ -73,6 +73,9 @@ GATE_ERROR = 2
 HANDSHAKE_FAILED = 3
 """Exit status of a run stopped at the handshake: the implementation did not start or
 did not answer `hello`."""
+MAX_BASELINE_BYTES = 4 * 1024 * 1024
+"""An expected-failures baseline: a line per case (~800 cases, ~200 bytes each) is
+0.2 MiB; a larger file is refused (exit 2), never read without bound."""
 NOTHING_RAN = 5
 """Exit status of a run that executed no case (pytest's "no tests" status): never 0."""
 
@@ -280,13 +283,13 @@ def _baseline(config: pytest.Config, known: set[str]) -> baselines.Baseline:
     path = config.getoption("expected_failures")
     if not path:
         return baselines.Baseline("")
+    from capconf.conformance.cli_files import InputError, read_input_text
     from capconf.conformance.ledger import ledger_path, read_ledger
 
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise GateError(f"--expected-failures: cannot read {path}: "
-                        f"{getattr(exc, 'strerror', None) or exc}") from None
+    try:  # a regular file, bounded: a FIFO or a link to /dev/zero is refused, never read
+        text = read_input_text(path, "baseline", MAX_BASELINE_BYTES)
+    except InputError as exc:
+        raise GateError(f"--expected-failures: {exc}") from None
     retired = read_ledger(Path(str(ledger_path())).read_text(encoding="utf-8"))[1]
     try:
         baseline = baselines.parse(text, path)
@@ -498,10 +501,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         # implemented) must not look like a passing gate
         session.exitstatus = NOTHING_RAN
         run.nothing_ran = True
+    # every report is written whatever its text holds (backslashreplace: a lone surrogate
+    # that got past safe_text would otherwise stop the run before the other reports)
     if config.getoption("report"):
-        Path(config.getoption("report")).write_text(run.to_jsonl(), encoding="utf-8")
+        Path(config.getoption("report")).write_text(run.to_jsonl(), encoding="utf-8",
+                                                    errors="backslashreplace")
     if config.getoption("report_md"):
-        Path(config.getoption("report_md")).write_text(run.to_markdown(), encoding="utf-8")
+        Path(config.getoption("report_md")).write_text(run.to_markdown(), encoding="utf-8",
+                                                       errors="backslashreplace")
     if config.getoption("capconf_junit_xml"):
         write_junit(config.getoption("capconf_junit_xml"), run.to_jsonl())
 

@@ -16,7 +16,7 @@ from capconf.conformance import SUITE_VERSION, outcomes, standing
 from capconf.conformance.failures import Detail
 from capconf.conformance.requirements import requirements
 from capconf.conformance.rollup import headline, markdown_groups, terminal_groups
-from capconf.conformance.safe_text import console_value, md_code, md_text
+from capconf.conformance.safe_text import console_value, json_dumps_encodable, md_code, md_text
 
 __all__ = ["CaseRecord", "RunReport", "headline"]
 
@@ -107,10 +107,12 @@ class RunReport:
                   "versions": versions()}
         if self.handshake_error is not None:
             header["handshake_error"] = self.handshake_error
-        lines = [json.dumps(header, sort_keys=True)]
+        # a lone surrogate (an in-process implementation's message, an argv byte) is
+        # written as visible text: the report stays UTF-8 and readable by `capconf report`
+        lines = [json_dumps_encodable(header, sort_keys=True)]
         for key in sorted(self.cases):
-            lines.append(json.dumps({"type": "case", **self.cases[key].to_json()},
-                                    sort_keys=True, ensure_ascii=False))
+            lines.append(json_dumps_encodable({"type": "case", **self.cases[key].to_json()},
+                                              sort_keys=True, ensure_ascii=False))
         lines += [json.dumps(s.to_json(), sort_keys=True) for s in self.standings()]
         return "\n".join(lines) + "\n"
 

@@ -22,6 +22,7 @@ The escapes are visible on purpose: a reader sees that something odd was there.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import IO, Any
 
@@ -89,6 +90,20 @@ def json_console(text: str) -> str:
             return "##\\u005b"
         return f"\\u{ord(found):04x}"
     return _JSON_UNSAFE.sub(one, text)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_dumps_encodable(value: Any, ensure_ascii: bool = True, **options: Any) -> str:
+    """``json.dumps`` for a file: a lone surrogate (which UTF-8 cannot encode, and which
+    a reader of the file would refuse) is written as the visible text ``\\ud800`` in
+    its string instead. Anything else gives exactly ``json.dumps``' bytes."""
+    text = json.dumps(value, ensure_ascii=False, **options)
+    if not _LONE_SURROGATE.search(text):
+        return text if not ensure_ascii else json.dumps(value, ensure_ascii=True, **options)
+    text = _LONE_SURROGATE.sub(lambda m: f"\\\\u{ord(m.group(0)):04x}", text)
+    return json.dumps(json.loads(text), ensure_ascii=ensure_ascii, **options)
 
 
 # -- Markdown ---------------------------------------------------------------------------

@@ -184,3 +184,30 @@ def test_a_forged_report_file_rendered(capsys: pytest.CaptureFixture[str],
     code, out, err = _cli(capsys, "diff", str(report), str(report))
     assert code == 0, err
     assert_console_safe(out + err)
+
+
+@pytest.mark.parametrize("mode", ["surrogate-at-hello", "surrogate-in-parse"])
+def test_a_lone_surrogate_is_refused_and_every_report_is_written(tmp_path: Path,
+                                                                 mode: str) -> None:
+    """SPEC.md PROTO-03: no lone surrogate in a response line, raw or escaped. Before,
+    `hello` with one was accepted and the run died writing --report-md."""
+    md, xml = tmp_path / "r.md", tmp_path / "r.xml"
+    run = run_suite(tmp_path, hostile_driver(mode), *CASES, "--report-md", str(md),
+                    "--junit-xml", str(xml))
+    assert "Traceback" not in run.output and "UnicodeEncodeError" not in run.output
+    if mode == "surrogate-at-hello":
+        assert run.returncode == 3, run.output
+        assert "lone surrogate" in run.header["handshake_error"]
+        assert "result/note" in run.header["handshake_error"]
+    else:
+        assert run.returncode == 1, run.output
+        assert {c["outcome"] for c in run.cases.values()} == {"errored"}
+        assert all("lone surrogate" in c["reason"] for c in run.cases.values())
+    assert md.exists() and xml.exists()
+    assert_console_safe(run.output)
+    report = tmp_path / "report.jsonl"
+    rendered = run_cli(["report", str(report), "--markdown", str(tmp_path / "again.md")],
+                       cwd=tmp_path)
+    assert rendered.returncode == 0, rendered.stderr
+    diff = run_cli(["diff", str(report), str(report)], cwd=tmp_path)
+    assert diff.returncode == 0, diff.stderr

@@ -6,7 +6,8 @@ an implementation says is fed what an attacker with that foothold would send.
 Usage: python hostile.py [MODE]
 MODE: words (default: the hostile strings in `hello`, diagnostics, granted tools and
       on stderr) | crash-at-hello (hostile stderr, then exit 9) |
-      crash-at-parse (hostile stderr, then exit 9 at the first `definition.parse`)
+      crash-at-parse (hostile stderr, then exit 9 at the first `definition.parse`) |
+      surrogate-at-hello | surrogate-in-parse (a lone surrogate in that response)
 Also importable in-process: ``python:fake_impls.hostile:dispatcher``.
 """
 
@@ -67,7 +68,13 @@ def main() -> int:
         if mode == "crash-at-parse" and request.get("op") == "definition.parse":
             sys.stderr.write(ALL + "\n")
             return 9
-        sys.stdout.write(json.dumps(hostile.handle(request)) + "\n")
+        response = hostile.handle(request)
+        op = request.get("op")
+        if (mode, op) in (("surrogate-at-hello", "hello"),
+                          ("surrogate-in-parse", "definition.parse")) and response.get("ok"):
+            # json.dumps writes it as the escape "\ud800": valid JSON syntax, no UTF-8 form
+            response["result"]["note"] = "a\ud800b"
+        sys.stdout.write(json.dumps(response) + "\n")
         sys.stdout.flush()
         if hostile.inner.finished:
             break
