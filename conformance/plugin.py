@@ -66,6 +66,8 @@ _STASH_REQUIRED = pytest.StashKey[frozenset[str]]()
 _STASH_MARKS = pytest.StashKey[tuple[str | None, tuple[str, ...]]]()
 _STASH_GROUPS = pytest.StashKey[frozenset[str]]()
 _STASH_COMPARED = pytest.StashKey[tuple[Any, Any] | None]()
+_STASH_COLLECT = pytest.StashKey[bool]()
+_CONFIG: list[pytest.Config] = []  # the running session's config, for hooks without it
 _STASH_CHECKED = pytest.StashKey[
     tuple[tuple[pytest.Item, ...], frozenset[str], frozenset[str]]]()
 GATE_ERROR = 2
@@ -128,6 +130,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.getoption("require_features"))))
     _gate(lambda: check_requirement_ids(config.getoption("req")))
     config.stash[_STASH_REPORT] = RunReport(impl=config.getoption("impl"))
+    _CONFIG[:] = [config]
 
 
 def make_transport(impl: str, timeout: float) -> Transport:
@@ -380,6 +383,7 @@ def pytest_runtest_makereport(
         item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     outcome = yield
     report: pytest.TestReport = outcome.get_result()
+    _bound_longrepr(report)
     category: str | None = None
     reason = ""
     excinfo = call.excinfo
@@ -407,6 +411,8 @@ def pytest_runtest_makereport(
     elif report.when == "call":
         category = outcomes.PASSED
 
+    if category in outcomes.FAILING:
+        item.config.stash[_STASH_COLLECT] = True
     cid = case_id(item)
     drv = item.config.stash.get(_STASH_DRIVER, None)
     transport = drv.transport if drv is not None else None
@@ -444,6 +450,47 @@ def pytest_runtest_makereport(
             report.longrepr = f"{cid}: {verdict.reason}"
     run: RunReport = item.config.stash[_STASH_REPORT]
     run.record(record, phase=report.when)
+
+
+def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
+    """After a failing case, collect the garbage it left: a failure's exception, its
+    traceback and frames form reference cycles holding the case's answers, which the
+    collector would free only after more allocations of small objects, so six failing
+    cases with 16 MiB answers held them all at once (#38)."""
+    config = _CONFIG[0] if _CONFIG else None
+    if config is not None and config.stash.get(_STASH_COLLECT, False):
+        config.stash[_STASH_COLLECT] = False
+        import gc
+        import sys
+
+        # pytest keeps the last failure for a post-mortem debugger (its frames hold the
+        # case's answers); a later case must not run with them still alive
+        for name in ("last_type", "last_value", "last_traceback", "last_exc"):
+            if hasattr(sys, name):
+                setattr(sys, name, None)
+        gc.collect()
+
+
+MAX_LONGREPR = 20_000
+"""Characters of a failure's pytest text kept with its report (pytest keeps every failed
+report until the end of the run; the text quotes the answer, which may be 16 MiB)."""
+
+
+def _bound_longrepr(report: pytest.TestReport) -> None:
+    """Cut a failure's text to ``MAX_LONGREPR`` characters, saying so: memory per failing
+    case is bounded by what is reported (#38). The report keeps its own cut reason."""
+    if not report.failed or isinstance(report.longrepr, (str, tuple)) or report.longrepr is None:
+        if isinstance(report.longrepr, str) and len(report.longrepr) > MAX_LONGREPR:
+            report.longrepr = _cut_text(report.longrepr)
+        return
+    text = report.longreprtext
+    if len(text) > MAX_LONGREPR:
+        report.longrepr = _cut_text(text)
+
+
+def _cut_text(text: str) -> str:
+    return (f"{text[:MAX_LONGREPR // 2]}\n... ({len(text) - MAX_LONGREPR} characters cut; "
+            f"the capconf report has the case's detail) ...\n{text[-MAX_LONGREPR // 2:]}")
 
 
 def pytest_assertrepr_compare(config: pytest.Config, op: str, left: Any,
