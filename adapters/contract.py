@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import findings
+
 from capconf.conformance import baselines, outcomes
 from capconf.conformance.areas import AREAS
 
@@ -299,7 +300,8 @@ def check_committed_run(adapter: Path) -> list[str]:
         return [f"{path.name} has no header (not a `capconf run --report` file)"]
     out = []
     declared = {g for g, s in (declared_groups(adapter) or {}).items() if s == "declared"}
-    run_groups = set(header.get("features") or []) - {"core"}  # type: ignore[arg-type]
+    value = header.get("features")
+    run_groups = {str(g) for g in value} - {"core"} if isinstance(value, list) else set()
     if declared and run_groups != declared:
         out.append(f"the run declared {sorted(run_groups)}, README declares "
                    f"{sorted(declared)}")
@@ -311,6 +313,7 @@ def check_committed_run(adapter: Path) -> list[str]:
 
 def check_report(adapter: Path) -> list[str]:
     import make_report  # the generator: the same code `ci` runs
+    from runs import InputError
 
     report = adapter / "REPORT.md"
     if not report.is_file():
@@ -319,7 +322,7 @@ def check_report(adapter: Path) -> list[str]:
         return ["no committed run to regenerate REPORT.md from"]
     try:
         text = make_report.adapter_report(adapter, run_file(adapter))
-    except (make_report.InputError, findings.FindingsError) as exc:
+    except (InputError, findings.FindingsError) as exc:
         return [str(exc)]
     if text != report.read_text(encoding="utf-8"):
         return ["REPORT.md is not make_report's output for the committed run "
