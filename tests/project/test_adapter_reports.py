@@ -166,3 +166,12 @@ def test_md_keeps_text_one_literal_line(text: str) -> None:
     out = md_text.md(text)
     assert "\n" not in out and "\u202e" not in out
     assert all(f"\\{c}" in out for c in "<>[]|*`#" if c in text)
+
+
+def test_the_committed_compatibility_page_is_fresh() -> None:
+    """adapters/COMPATIBILITY.md is what the committed runs give (regenerate: README §12)."""
+    page = ADAPTERS / "COMPATIBILITY.md"
+    if not page.is_file():
+        pytest.skip("no COMPATIBILITY.md yet")
+    done = _make("--compat", str(ADAPTERS), "--out", str(page), "--check")
+    assert done.returncode == 0, done.stderr
