@@ -106,6 +106,15 @@ def wait_idle(oc: OpenCode, directory: Path, session: str, limit: float = 20.0) 
     return False
 
 
+def dispose(oc: OpenCode, directory: Path) -> None:
+    """Let OpenCode drop its instance of `directory` (it re-reads the agent files there
+    on the next request); an instance that does not answer marks the server wedged."""
+    try:
+        oc.post("/instance/dispose", directory=str(directory), timeout=AGENT_TIMEOUT)
+    except OSError:
+        oc.wedged = True
+
+
 def new_session(oc: OpenCode, directory: Path, parent: str | None = None,
                 permission: list[dict[str, str]] | None = None) -> str:
     body: dict[str, Any] = {"title": "capconf"}

@@ -103,6 +103,8 @@ class Driver:
     def op_world_setup(self, args: dict[str, Any]) -> dict[str, Any]:
         self.world = None  # a refused setup leaves no world behind (PROTO-02)
         self.agents.clear()
+        if self.oc is not None and self.oc.stuck:
+            self.oc.wedged = True  # a thread of it hangs for good: a fresh server
         self.world = parse_world(args)
         self.board = approval_ops.Board()  # confirm-before-change, attended (APPR, PROTO-02)
         self.spawned_in_workspace = False
@@ -138,10 +140,20 @@ class Driver:
                              + t.text + t.fmt.encode()).hexdigest()
         if key in self.cache:
             return self.cache[key]
-        directory = self.priv / f"p{self.probes}"
-        directory.mkdir()
+        # One project directory for every definition: OpenCode's system prompt names the
+        # session's working directory, so two loads of one agent see the same text; the
+        # instance is disposed after each load (its answer is cached), so OpenCode reads
+        # the next agent file afresh and keeps no instance per definition alive.
+        directory = self.priv / "def"
+        shutil.rmtree(directory / ".opencode", ignore_errors=True)
+        directory.mkdir(exist_ok=True)
         world.write_config(directory)
-        loaded = agents.load(self.runtime(), self.require_model(), directory, t)
+        oc = self.runtime()
+        try:
+            loaded = agents.load(oc, self.require_model(), directory, t)
+        finally:
+            if not oc.wedged:
+                agents.dispose(oc, directory)
         self.cache[key] = (t, loaded)
         return t, loaded
 
