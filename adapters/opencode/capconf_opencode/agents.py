@@ -20,7 +20,7 @@ from .model_server import ScriptedModel, Turn
 from .runtime import MODEL, PROVIDER, OpenCode
 
 TURN_TIMEOUT = 40.0
-AGENT_TIMEOUT = 45.0
+AGENT_TIMEOUT = 20.0
 _tokens = itertools.count(1)
 
 

@@ -62,6 +62,7 @@ class Driver:
         self.world: World | None = None
         self.priv = Path(tempfile.mkdtemp(prefix="capconf-opencode-work-"))
         self.probes = 0
+        self.def_dirs = 0
         self.cache: dict[str, tuple[Translated, agents.Loaded]] = {}
         self.agents: dict[str, Agent] = {}
         self.spawned_in_workspace = False
@@ -144,7 +145,9 @@ class Driver:
         # session's working directory, so two loads of one agent see the same text; the
         # instance is disposed after each load (its answer is cached), so OpenCode reads
         # the next agent file afresh and keeps no instance per definition alive.
-        directory = self.priv / "def"
+        # A file OpenCode refuses leaves its config error cached for that directory (a
+        # dispose does not clear it), so the next definition gets a directory of its own.
+        directory = self.priv / f"def{self.def_dirs}"
         shutil.rmtree(directory / ".opencode", ignore_errors=True)
         directory.mkdir(exist_ok=True)
         world.write_config(directory)
@@ -154,6 +157,8 @@ class Driver:
         finally:
             if not oc.wedged:
                 agents.dispose(oc, directory)
+        if loaded.agent is None:
+            self.def_dirs += 1
         self.cache[key] = (t, loaded)
         return t, loaded
 
