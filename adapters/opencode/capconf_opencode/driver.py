@@ -102,10 +102,14 @@ class Driver:
                 "spec_version": SPEC_VERSION, "features": FEATURES}
 
     def op_world_setup(self, args: dict[str, Any]) -> dict[str, Any]:
-        self.world = None  # a refused setup leaves no world behind (PROTO-02)
-        self.agents.clear()
         if self.oc is not None and self.oc.stuck:
             self.oc.wedged = True  # a thread of it hangs for good: a fresh server
+        if self.world is not None and self.spawned_in_workspace and self.oc is not None \
+                and not self.oc.wedged:
+            # the last world's agents are gone: OpenCode may drop that instance
+            agents.dispose(self.oc, self.world.workspace)
+        self.world = None  # a refused setup leaves no world behind (PROTO-02)
+        self.agents.clear()
         self.world = parse_world(args)
         self.board = approval_ops.Board()  # confirm-before-change, attended (APPR, PROTO-02)
         self.spawned_in_workspace = False
@@ -243,7 +247,8 @@ class Driver:
             oc.post("/instance/dispose", directory=str(ws))  # OpenCode re-reads agent files
         world.write_config(ws)
         self.spawned_in_workspace = True
-        loaded = agents.load(oc, self.require_model(), ws, t)
+        # the load's own turn need not settle: the agent's calls run in sessions of their own
+        loaded = agents.load(oc, self.require_model(), ws, t, settle=False)
         self.loaded_or_refused(loaded)
         parent = args.get("parent")
         if parent is not None and parent not in self.agents:
