@@ -5,11 +5,22 @@ not what someone remembers; so the verdicts come from the JSONL report and the r
 from the reviewed expected-failures baseline (`case.id  # kind a: bug #26015 ...`), and
 the Markdown is rebuilt, never edited. It is generic: any adapter's JSONL + baseline.
 
+    python adapters/make_report.py --adapter adapters/gemini-cli [--run RUN.jsonl] [--check]
+    python adapters/make_report.py --compat adapters --out adapters/COMPATIBILITY.md \
+        [--html compat.html] [--check]
+
+The first writes an adapter's findings-first REPORT.md (report_adapter.py) from its
+committed run (or --run), its cause-pinned baseline and findings.toml; the second the
+cross-runtime compatibility page (report_compat.py). `--check` compares instead of
+writing and exits 1 when the file is stale. The old positional form (kept until every
+adapter has moved to --adapter) is
+
     python adapters/make_report.py REPORT.jsonl BASELINE.txt \
         --title "Gemini CLI core 0.61.0" \
         --issue-url https://github.com/google-gemini/gemini-cli/issues/ > REPORT.md
 
-Exit status: 0, or 2 when an input cannot be read (a message names the file and line).
+Exit status: 0, 1 when --check finds a stale file, or 2 when an input cannot be read (a
+message names the file and line).
 """
 
 from __future__ import annotations
@@ -19,8 +30,10 @@ import json
 import re
 import sys
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from runs import Annotation, InputError, Run, features, read_report
+from runs import lines as _lines
 
 from capconf.conformance import outcomes, standing
 from capconf.conformance.requirements import Requirement, requirements
@@ -29,58 +42,6 @@ _ISSUE = re.compile(r"(?<![\w/])#(\d+)\b")
 _KIND = re.compile(r"^\s*kind\s+([abc])\s*:\s*(.*)$", re.IGNORECASE | re.DOTALL)
 KIND_TITLES = {"a": "runtime bug", "b": "design choice", "c": "suite over-reach",
                "?": "not classified"}
-
-
-@dataclass(frozen=True)
-class Case:
-    case: str
-    requirements: tuple[str, ...]
-    level: str
-    outcome: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class Annotation:
-    kind: str  # a | b | c | ? (a line without `kind X:`)
-    text: str  # the note after `kind X:`
-
-
-@dataclass
-class Run:
-    header: dict[str, object]
-    cases: list[Case] = field(default_factory=list)
-
-
-class InputError(Exception):
-    """A report or baseline line that cannot be read; the message names file and line."""
-
-
-def read_report(path: Path) -> Run:
-    run: Run | None = None
-    for number, line in enumerate(_lines(path), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{number}: not JSON ({exc.msg})") from None
-        if not isinstance(row, dict):
-            raise InputError(f"{path}:{number}: not a JSON object")
-        if row.get("type") == "header":
-            run = Run(header=row)
-        elif row.get("type") == "case":
-            if run is None:
-                raise InputError(f"{path}:{number}: case line before the header")
-            try:
-                run.cases.append(Case(str(row["case"]), tuple(row["requirements"]),
-                                      str(row["level"]), str(row["outcome"]),
-                                      str(row.get("reason", ""))))
-            except (KeyError, TypeError) as exc:
-                raise InputError(f"{path}:{number}: case line lacks {exc}") from None
-    if run is None:
-        raise InputError(f"{path}: no header line (is this a `capconf run --report` file?)")
-    return run
 
 
 def read_baseline(path: Path) -> dict[str, Annotation]:
@@ -95,22 +56,6 @@ def read_baseline(path: Path) -> dict[str, Annotation]:
         out[cid.split()[0]] = (Annotation(match.group(1).lower(), match.group(2).strip())
                             if match else Annotation("?", note.strip()))
     return out
-
-
-def _lines(path: Path) -> list[str]:
-    try:
-        # JSON Lines end with \n only: a case's reason may hold U+0085 or U+2028, which
-        # str.splitlines() takes for line breaks (capconf's report_file.py reads it so too)
-        return [line.removesuffix("\r") for line in
-                path.read_text(encoding="utf-8").split("\n")]
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read ({exc})") from None
-
-
-def features(run: Run) -> list[str]:
-    """The groups the implementation declared in `hello` (the report header keeps them)."""
-    value = run.header.get("features")
-    return [str(g) for g in value] if isinstance(value, list) else []
 
 
 def link_issues(text: str, issue_url: str | None) -> str:
@@ -199,7 +144,76 @@ def _findings(run: Run, baseline: dict[str, Annotation], issue_url: str | None) 
     return out
 
 
+def adapter_report(adapter: Path, run: Path | None = None) -> str:
+    """REPORT.md for an adapter folder (see report_adapter); here for contract.py."""
+    import report_adapter
+
+    return report_adapter.adapter_report(adapter, run)
+
+
+def _emit(text: str, target: Path | None, check: bool) -> int:
+    """Write ``text`` to ``target`` (stdout without one); with ``check``, compare instead
+    and exit 1 when the file is not exactly it."""
+    if check:
+        if target is None:
+            print("make_report: --check needs a file to compare with", file=sys.stderr)
+            return 2
+        current = target.read_text(encoding="utf-8") if target.is_file() else None
+        if current != text:
+            print(f"make_report: {target} is stale: it is not the report of this run; "
+                  "regenerate it (adapters/README.md, Re-baselining)", file=sys.stderr)
+            return 1
+        return 0
+    if target:
+        target.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _modern(argv: list[str]) -> int:
+    """`--adapter DIR [--run FILE] [--out FILE] [--check]` and `--compat DIR --out FILE
+    [--html FILE] [--check]`."""
+    import findings
+    import report_compat
+
+    parser = argparse.ArgumentParser(description="findings-first REPORT.md / the "
+                                     "compatibility page")
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--adapter", type=Path, help="an adapter folder (adapters/<runtime>)")
+    mode.add_argument("--compat", type=Path, help="the adapters/ folder")
+    parser.add_argument("--run", type=Path, default=None,
+                        help="the run JSONL (default: <adapter>/<runtime>-run.jsonl)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="default: <adapter>/REPORT.md; with --compat required")
+    parser.add_argument("--html", type=Path, default=None, help="--compat: also an HTML page")
+    parser.add_argument("--reference", type=Path, default=None,
+                        help="--compat: the reference's run (default: "
+                        "<adapters>/reference-run.jsonl)")
+    parser.add_argument("--check", action="store_true",
+                        help="compare with the file instead of writing it; exit 1 if stale")
+    ns = parser.parse_args(argv)
+    try:
+        if ns.adapter:
+            text = adapter_report(ns.adapter, ns.run)
+            return _emit(text, ns.out or ns.adapter / "REPORT.md", ns.check)
+        if ns.out is None:
+            parser.error("--compat needs --out")
+        page = report_compat.build(ns.compat, ns.reference)
+        status = _emit(report_compat.markdown(page), ns.out, ns.check)
+        if ns.html and status == 0:
+            status = _emit(report_compat.html_page(page), ns.html, ns.check)
+        return status
+    except (InputError, findings.FindingsError) as exc:
+        print(f"make_report: {exc}", file=sys.stderr)
+        return 2
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if any(a in ("--adapter", "--compat") or a.startswith(("--adapter=", "--compat="))
+           for a in argv):
+        return _modern(argv)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
     parser.add_argument("report", type=Path, help="JSON Lines from `capconf run --report`")
     parser.add_argument("baseline", type=Path, help="the expected-failures file")

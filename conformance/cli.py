@@ -7,6 +7,7 @@ Every command except `driver` speaks the driver protocol, so `prompt`, `validate
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -32,6 +33,7 @@ from capconf.conformance.client import DriverFailure, kill_all
 from capconf.conformance.driver import Driver
 from capconf.conformance.locations import package_file, suite_dir
 from capconf.conformance.report_cli import REPORT_HANDLERS, add_report_parsers
+from capconf.conformance.safe_text import console_value, json_console, raw_stream
 from capconf.conformance.spec_html import SPEC_HANDLERS, add_spec_parser
 
 # Commands that live in modules of their own: each has `register(sub, impl_options)`,
@@ -89,7 +91,8 @@ def _validate_one(driver: Driver, file: str, ns: argparse.Namespace,
     if not ns.json and ns.format == "text":
         for elsewhere, d in located:
             print(format_diagnostic(elsewhere or file, d))
-        print(f"{file}: granted tools: {', '.join(result['tools']) or '(none)'}")
+        tools = ", ".join(console_value(t) for t in result["tools"]) or "(none)"
+        print(f"{console_value(file)}: granted tools: {tools}")
     return status, out
 
 
@@ -115,11 +118,15 @@ def cmd_validate(ns: argparse.Namespace) -> int:
     finally:
         driver.close()
     if ns.format in ("github", "sarif"):
-        sys.stdout.write(lint_formats.render(ns.format, [(r["file"], r) for r in results]))
+        rendered = lint_formats.render(ns.format, [(r["file"], r) for r in results])
+        if ns.format == "github":  # annotations: escaped by lint_formats, written as they are
+            raw_stream(sys.stdout).write(rendered)
+        else:
+            sys.stdout.write(json_console(rendered))
     elif ns.json or ns.format == "json":
         single = len(ns.definitions) == 1 and not Path(ns.definitions[0]).is_dir()
         shown: Any = results[0] if single else {"files": results, "status": status}
-        print(json.dumps(shown, indent=2, ensure_ascii=False, sort_keys=True))
+        print(json_console(json.dumps(shown, indent=2, ensure_ascii=False, sort_keys=True)))
     elif len(files) > 1:
         counts = [sum(1 for r in results if r["status"] == k) for k in (0, 1, 2)]
         print(f"{len(files)} files: {counts[0]} clean, {counts[1]} with warnings, "
@@ -146,7 +153,8 @@ def _kb_definition(glob: str) -> str:
 
 
 def _kb_text(content: dict[str, Any]) -> str:
-    lines = [f"{h['path']}:{h['line']}: {h['text']}" for h in content.get("hits", [])]
+    lines = [f"{console_value(h['path'])}:{console_value(h['line'])}: "
+             f"{console_value(h['text'])}" for h in content.get("hits", [])]
     if content.get("hit_cap_reached"):
         lines.append(f"[cut: hit cap of {content.get('hit_cap')} reached; "
                      f"{content.get('matching_lines')} lines matched]")
@@ -188,18 +196,20 @@ def cmd_kb_search(ns: argparse.Namespace) -> int:
     noted = [d for d in agent["diagnostics"]
              if d["path"][:1] == ["knowledge"] and d["severity"] != "info"]
     for d in noted:
-        print(f"capconf: {d['severity']}: {d['code']}: {d['message']}", file=sys.stderr)
+        print(f"capconf: {console_value(d['severity'])}: {console_value(d['code'])}: "
+              f"{console_value(d['message'])}", file=sys.stderr)
     if "kb_search" not in agent.get("tools", ()) or any(
             d["severity"] == "error" for d in noted):
         return 2
     if not result["ok"]:
-        print(json.dumps(result, indent=2, ensure_ascii=False) if ns.json else
-              f"capconf: {result['error_code']}: {result['error_message']}",
+        print(json_console(json.dumps(result, indent=2, ensure_ascii=False)) if ns.json else
+              f"capconf: {console_value(result['error_code'])}: "
+              f"{console_value(result['error_message'])}",
               file=sys.stdout if ns.json else sys.stderr)
         return 2
     content = result["content"]
     if ns.json:
-        print(json.dumps(content, indent=2, ensure_ascii=False, sort_keys=True))
+        print(json_console(json.dumps(content, indent=2, ensure_ascii=False, sort_keys=True)))
     else:
         sys.stdout.write(_kb_text(content))
     return 0 if content.get("hits") else 1
@@ -224,8 +234,10 @@ def cmd_smoke(ns: argparse.Namespace) -> int:
     finally:
         driver.close()
     impl = hello["implementation"]
-    print(f"ok: {impl['name']} {impl.get('version', '')}, spec {hello['spec_version']}, "
-          f"features: {', '.join(hello['features'])}; `hello` and `world.setup` answered")
+    features = ", ".join(console_value(f) for f in hello["features"])
+    print(f"ok: {console_value(impl['name'])} {console_value(impl.get('version', ''))}, "
+          f"spec {console_value(hello['spec_version'])}, "
+          f"features: {features}; `hello` and `world.setup` answered")
     return 0
 
 
@@ -244,15 +256,13 @@ def _last_failed(report: str | None) -> list[str]:
     if not report:
         raise GateError("--lf reruns the failing cases of the previous run's report: give "
                         "the same --report FILE")
-    try:
-        # lines end with \n only: a reason may hold U+2028 or U+0085 (report_file.py)
-        lines = Path(report).read_text(encoding="utf-8").split("\n")
-        rows = [json.loads(line) for line in lines if line.strip()]
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise GateError(f"--lf: cannot read the previous report {report}: "
-                        f"{getattr(exc, 'strerror', None) or exc}") from None
-    return sorted(r["case"] for r in rows if isinstance(r, dict) and r.get("type") == "case"
-                  and r.get("outcome") in outcomes.FAILING)
+    from capconf.conformance.report_file import ReportFileError, load_report
+
+    try:  # opened and checked as `capconf report` opens one (a FIFO is refused, not read)
+        loaded = load_report(report)
+    except ReportFileError as exc:
+        raise GateError(f"--lf: cannot read the previous report: {exc}") from None
+    return sorted(c.case for c in loaded.cases.values() if c.outcome in outcomes.FAILING)
 
 
 def _run_args(ns: argparse.Namespace, extra: list[str]) -> list[str]:
@@ -286,6 +296,10 @@ def _run_args(ns: argparse.Namespace, extra: list[str]) -> list[str]:
         args += ["--case", case]
     if ns.require_features:
         args += ["--require-features", ns.require_features]
+    if not any(a.startswith("--color") for a in extra):
+        # the console neutraliser (safe_text.py) shows any escape sequence as text, pytest's
+        # colours too
+        args.append("--color=no")
     if not any(a.startswith("-q") or a.startswith("-v") for a in extra):
         args.append("-q")
     # the failures are told by the capconf summary; pytest's own tracebacks of the
@@ -449,6 +463,13 @@ def main(argv: list[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(signum, _on_signal)
+    from capconf.conformance.safe_text import ConsoleStream
+
+    # every line any command prints passes the console neutraliser (safe_text.py): what
+    # an implementation, a report or a definition file says cannot become a workflow
+    # command or a terminal escape in the CI log that shows it
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = ConsoleStream(sys.stdout), ConsoleStream(sys.stderr)
     try:
         return _main(argv)
     except BrokenPipeError:  # `capconf validate dir/ | head`: the reader left; no traceback
@@ -459,6 +480,10 @@ def main(argv: list[str] | None = None) -> int:
         number = TERMINATED[0] if TERMINATED else 2
         return fail(f"interrupted (signal {number}); the implementation's processes were "
                      "stopped", 128 + number)
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        sys.stdout, sys.stderr = saved
 
 
 def _main(argv: list[str] | None = None) -> int:

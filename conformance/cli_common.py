@@ -16,6 +16,7 @@ from typing import Any
 from capconf.conformance import cli_files
 from capconf.conformance.client import DriverFailure, ImplementationError
 from capconf.conformance.driver import Driver
+from capconf.conformance.safe_text import console, console_value
 from capconf.conformance.worldfile import WorldFileError, load_world_file
 
 READ_LIMIT = 1_048_576 + 1  # the spec's definition size limit, plus one byte to exceed it
@@ -28,7 +29,9 @@ def make_driver(impl: str, timeout: float) -> Driver:
 
 
 def fail(message: str, status: int = 2) -> int:
-    print(f"capconf: {message}", file=sys.stderr)
+    """``capconf: MESSAGE`` on stderr; the message's lines neutralised for a console
+    (it may quote a file name or an implementation's words)."""
+    print(console(f"capconf: {message}"), file=sys.stderr)
     return status
 
 
@@ -83,12 +86,15 @@ def source(data: bytes, name: str) -> dict[str, Any]:
 
 
 def format_diagnostic(file: str, d: dict[str, Any]) -> str:
-    where = file
+    """One diagnostic as a console line; every part may come from a hostile file or
+    implementation, so each is neutralised for a terminal or CI log (safe_text.py)."""
+    where = console_value(file)
     if d.get("line") is not None:
-        where += f":{d['line']}:{d['column']}"
+        where += f":{console_value(d['line'])}:{console_value(d['column'])}"
     path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in d["path"]).lstrip(".")
-    at = f" ({path})" if path else ""
-    return f"{where}: {d['severity']} {d['code']}{at}: {d['message']}"
+    at = f" ({console_value(path)})" if path else ""
+    return (f"{where}: {console_value(d['severity'])} {console_value(d['code'])}{at}: "
+            f"{console_value(d['message'])}")
 
 
 def read_text(path_text: str, what: str) -> str:

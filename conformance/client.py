@@ -15,6 +15,7 @@ import contextlib
 import json
 import os
 import queue
+import re
 import shlex
 import signal
 import subprocess
@@ -284,7 +285,42 @@ class SubprocessTransport:
         if not isinstance(response, dict):
             self._discard()
             raise ProtocolViolation(f"response is not a JSON object: {response!r:.200}")
+        if _ESCAPED_SURROGATE.search(line):
+            where = lone_surrogate_path(response)
+            if where is not None:
+                raise ProtocolViolation(
+                    f"response to `{op}` holds a lone surrogate (an escaped \\ud800-\\udfff "
+                    f"without its pair) at {_path_text(where)}; PROTO-03: every response "
+                    "line is valid UTF-8 JSON, no lone surrogate, raw or escaped")
         return response
+
+
+# a JSON escape of a surrogate: only a line holding one is searched for a lone one
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate_path(value: Any) -> list[str | int] | None:
+    """The path of the first string holding a lone surrogate (for a key: of the object
+    holding it), or None. Iterative: a response may nest deeply."""
+    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return path
+        elif isinstance(item, dict):
+            for key, child in reversed(list(item.items())):
+                if _SURROGATE.search(key):
+                    return path
+                stack.append((child, [*path, key]))
+        elif isinstance(item, list):
+            stack.extend((child, [*path, i]) for i, child in reversed(list(enumerate(item))))
+    return None
+
+
+def _path_text(path: list[str | int]) -> str:
+    return "/".join(str(p) for p in path) or "the top level"
 
 
 class StderrTail:

@@ -20,6 +20,37 @@ MAX_STEPS = 2000
 """Steps kept per case; a property case with many examples keeps its last ones."""
 
 
+KEPT_STRING = 2000
+"""Characters of one string of a response kept in the journal (what a report shows)."""
+KEPT_ITEMS = 200
+"""Items of one list or object of a response kept in the journal."""
+KEPT_DEPTH = 40
+
+
+def bounded(value: Any, depth: int = 0) -> Any:
+    """A response as the journal keeps it: what a report can show of it, not the whole
+    answer. Long strings cut (saying so), long lists and objects cut to their first
+    items plus a note, deep nesting cut. So the memory a case holds is bounded by what
+    is reported, whatever size the implementation answers with (#38: a failing case
+    with 16 MiB answers kept them all)."""
+    if isinstance(value, str):
+        return value if len(value) <= KEPT_STRING else (
+            value[:KEPT_STRING] + f"… ({len(value)} chars)")
+    if depth >= KEPT_DEPTH and isinstance(value, dict | list):
+        return "…"
+    if isinstance(value, dict):
+        out = {k if len(k) <= KEPT_STRING else bounded(k): bounded(v, depth + 1)
+               for k, v in list(value.items())[:KEPT_ITEMS]}
+        if len(value) > KEPT_ITEMS:
+            out["…"] = f"{len(value) - KEPT_ITEMS} more keys"
+        return out
+    if isinstance(value, list):
+        cut = [bounded(v, depth + 1) for v in value[:KEPT_ITEMS]]
+        return cut + ([f"… {len(value) - KEPT_ITEMS} more items"]
+                      if len(value) > KEPT_ITEMS else [])
+    return value
+
+
 @dataclass
 class Step:
     request: dict[str, Any]
@@ -73,7 +104,7 @@ class RecordingTransport:
         except DriverFailure as exc:
             step.failure = f"{exc.outcome}: {exc.message}"
             raise
-        step.response = response
+        step.response = bounded(response)
         return response
 
     def exchange_raw(self, sent: bytes, op: str = "raw line") -> dict[str, Any]:
@@ -84,7 +115,7 @@ class RecordingTransport:
         except DriverFailure as exc:
             step.failure = f"{exc.outcome}: {exc.message}"
             raise
-        step.response = response
+        step.response = bounded(response)
         return response
 
     def close(self) -> None:

@@ -16,6 +16,7 @@ from capconf.conformance.client import (
     ImplementationTimedOut,
     SubprocessTransport,
 )
+from capconf.conformance.safe_text import console, console_value
 
 STDERR_LINES = 15
 
@@ -31,9 +32,10 @@ def handshake_message(impl: str, transport: Any, failure: DriverFailure,
     what to check, in one block of text."""
     what = "the handshake (`hello`)" if op == "hello" else f"`{op}` (after answering `hello`)"
     lines = [f"capconf: the implementation failed {what}; {outcome}.",
-             f"  command:     {impl}"]
+             f"  command:     {console_value(impl)}"]
     stderr = ""
-    first = (failure.message.splitlines() or [""])[0].removesuffix("; stderr tail:")
+    first = console_value((failure.message.splitlines() or [""])[0]
+                          .removesuffix("; stderr tail:"))
     if isinstance(failure, ImplementationCrashed):
         status = failure.returncode
         lines.append(f"  exit status: {status if status is not None else '(did not start)'}")
@@ -47,8 +49,12 @@ def handshake_message(impl: str, transport: Any, failure: DriverFailure,
         stderr = transport.stderr_tail()
     tail = _tail(stderr)
     lines.append("  stderr tail:" + ("" if tail else " (nothing on stderr)"))
-    lines += [f"    {ln}" for ln in tail]
-    argv0 = shlex.split(impl)[0] if impl.strip() else impl
+    lines += [f"    {console_value(ln)}" for ln in tail]
+    try:
+        argv0 = shlex.split(impl)[0] if impl.strip() else impl
+    except ValueError:  # unbalanced quotes: the command as given
+        argv0 = impl
+    argv0, impl = console_value(argv0), console_value(impl)
     hint = [f"  check:       that `{argv0}` runs from this directory (try it by hand: "
             f"echo '{{\"id\":1,\"op\":\"hello\",\"args\":{{}}}}' | {impl}),",
             "               that it answers each request with one JSON line on stdout "
@@ -58,4 +64,4 @@ def handshake_message(impl: str, transport: Any, failure: DriverFailure,
     if isinstance(failure, ImplementationTimedOut):
         hint.append("               It started but did not answer in time: raise --timeout, "
                     "or check that it flushes stdout after each line.")
-    return "\n".join(lines + hint)
+    return console("\n".join(lines + hint))

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
+from capconf.conformance.safe_text import github_data, github_property
+
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 NOT_LOADED = "CAPCONF-NOT-LOADED"  # the rule of the synthetic "did not load" result
 _GITHUB_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
@@ -45,12 +47,8 @@ def json_path(path: list[Any]) -> str:
 
 # -- GitHub workflow commands --------------------------------------------------------
 
-def _gh_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _gh_property(text: str) -> str:
-    return _gh_data(text).replace(":", "%3A").replace(",", "%2C")
+# the runner's escapes, and what they leave (``##[``, terminal controls): safe_text.py
+_gh_data, _gh_property = github_data, github_property
 
 
 def render_github(results: list[FileResult]) -> str:

@@ -66,6 +66,8 @@ _STASH_REQUIRED = pytest.StashKey[frozenset[str]]()
 _STASH_MARKS = pytest.StashKey[tuple[str | None, tuple[str, ...]]]()
 _STASH_GROUPS = pytest.StashKey[frozenset[str]]()
 _STASH_COMPARED = pytest.StashKey[tuple[Any, Any] | None]()
+_STASH_COLLECT = pytest.StashKey[bool]()
+_CONFIG: list[pytest.Config] = []  # the running session's config, for hooks without it
 _STASH_CHECKED = pytest.StashKey[
     tuple[tuple[pytest.Item, ...], frozenset[str], frozenset[str]]]()
 GATE_ERROR = 2
@@ -73,6 +75,9 @@ GATE_ERROR = 2
 HANDSHAKE_FAILED = 3
 """Exit status of a run stopped at the handshake: the implementation did not start or
 did not answer `hello`."""
+MAX_BASELINE_BYTES = 4 * 1024 * 1024
+"""An expected-failures baseline: a line per case (~800 cases, ~200 bytes each) is
+0.2 MiB; a larger file is refused (exit 2), never read without bound."""
 NOTHING_RAN = 5
 """Exit status of a run that executed no case (pytest's "no tests" status): never 0."""
 
@@ -125,6 +130,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.getoption("require_features"))))
     _gate(lambda: check_requirement_ids(config.getoption("req")))
     config.stash[_STASH_REPORT] = RunReport(impl=config.getoption("impl"))
+    _CONFIG[:] = [config]
 
 
 def make_transport(impl: str, timeout: float) -> Transport:
@@ -280,13 +286,13 @@ def _baseline(config: pytest.Config, known: set[str]) -> baselines.Baseline:
     path = config.getoption("expected_failures")
     if not path:
         return baselines.Baseline("")
+    from capconf.conformance.cli_files import InputError, read_input_text
     from capconf.conformance.ledger import ledger_path, read_ledger
 
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise GateError(f"--expected-failures: cannot read {path}: "
-                        f"{getattr(exc, 'strerror', None) or exc}") from None
+    try:  # a regular file, bounded: a FIFO or a link to /dev/zero is refused, never read
+        text = read_input_text(path, "baseline", MAX_BASELINE_BYTES)
+    except InputError as exc:
+        raise GateError(f"--expected-failures: {exc}") from None
     retired = read_ledger(Path(str(ledger_path())).read_text(encoding="utf-8"))[1]
     try:
         baseline = baselines.parse(text, path)
@@ -377,6 +383,7 @@ def pytest_runtest_makereport(
         item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     outcome = yield
     report: pytest.TestReport = outcome.get_result()
+    _bound_longrepr(report)
     category: str | None = None
     reason = ""
     excinfo = call.excinfo
@@ -404,6 +411,8 @@ def pytest_runtest_makereport(
     elif report.when == "call":
         category = outcomes.PASSED
 
+    if category in outcomes.FAILING:
+        item.config.stash[_STASH_COLLECT] = True
     cid = case_id(item)
     drv = item.config.stash.get(_STASH_DRIVER, None)
     transport = drv.transport if drv is not None else None
@@ -441,6 +450,47 @@ def pytest_runtest_makereport(
             report.longrepr = f"{cid}: {verdict.reason}"
     run: RunReport = item.config.stash[_STASH_REPORT]
     run.record(record, phase=report.when)
+
+
+def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
+    """After a failing case, collect the garbage it left: a failure's exception, its
+    traceback and frames form reference cycles holding the case's answers, which the
+    collector would free only after more allocations of small objects, so six failing
+    cases with 16 MiB answers held them all at once (#38)."""
+    config = _CONFIG[0] if _CONFIG else None
+    if config is not None and config.stash.get(_STASH_COLLECT, False):
+        config.stash[_STASH_COLLECT] = False
+        import gc
+        import sys
+
+        # pytest keeps the last failure for a post-mortem debugger (its frames hold the
+        # case's answers); a later case must not run with them still alive
+        for name in ("last_type", "last_value", "last_traceback", "last_exc"):
+            if hasattr(sys, name):
+                setattr(sys, name, None)
+        gc.collect()
+
+
+MAX_LONGREPR = 20_000
+"""Characters of a failure's pytest text kept with its report (pytest keeps every failed
+report until the end of the run; the text quotes the answer, which may be 16 MiB)."""
+
+
+def _bound_longrepr(report: pytest.TestReport) -> None:
+    """Cut a failure's text to ``MAX_LONGREPR`` characters, saying so: memory per failing
+    case is bounded by what is reported (#38). The report keeps its own cut reason."""
+    if not report.failed or isinstance(report.longrepr, (str, tuple)) or report.longrepr is None:
+        if isinstance(report.longrepr, str) and len(report.longrepr) > MAX_LONGREPR:
+            report.longrepr = _cut_text(report.longrepr)
+        return
+    text = report.longreprtext
+    if len(text) > MAX_LONGREPR:
+        report.longrepr = _cut_text(text)
+
+
+def _cut_text(text: str) -> str:
+    return (f"{text[:MAX_LONGREPR // 2]}\n... ({len(text) - MAX_LONGREPR} characters cut; "
+            f"the capconf report has the case's detail) ...\n{text[-MAX_LONGREPR // 2:]}")
 
 
 def pytest_assertrepr_compare(config: pytest.Config, op: str, left: Any,
@@ -498,10 +548,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         # implemented) must not look like a passing gate
         session.exitstatus = NOTHING_RAN
         run.nothing_ran = True
+    # every report is written whatever its text holds (backslashreplace: a lone surrogate
+    # that got past safe_text would otherwise stop the run before the other reports)
     if config.getoption("report"):
-        Path(config.getoption("report")).write_text(run.to_jsonl(), encoding="utf-8")
+        Path(config.getoption("report")).write_text(run.to_jsonl(), encoding="utf-8",
+                                                    errors="backslashreplace")
     if config.getoption("report_md"):
-        Path(config.getoption("report_md")).write_text(run.to_markdown(), encoding="utf-8")
+        Path(config.getoption("report_md")).write_text(run.to_markdown(), encoding="utf-8",
+                                                       errors="backslashreplace")
     if config.getoption("capconf_junit_xml"):
         write_junit(config.getoption("capconf_junit_xml"), run.to_jsonl())
 

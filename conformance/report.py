@@ -16,6 +16,7 @@ from capconf.conformance import SUITE_VERSION, outcomes, standing
 from capconf.conformance.failures import Detail
 from capconf.conformance.requirements import requirements
 from capconf.conformance.rollup import headline, markdown_groups, terminal_groups
+from capconf.conformance.safe_text import console_value, json_dumps_encodable, md_code, md_text
 
 __all__ = ["CaseRecord", "RunReport", "headline"]
 
@@ -106,10 +107,12 @@ class RunReport:
                   "versions": versions()}
         if self.handshake_error is not None:
             header["handshake_error"] = self.handshake_error
-        lines = [json.dumps(header, sort_keys=True)]
+        # a lone surrogate (an in-process implementation's message, an argv byte) is
+        # written as visible text: the report stays UTF-8 and readable by `capconf report`
+        lines = [json_dumps_encodable(header, sort_keys=True)]
         for key in sorted(self.cases):
-            lines.append(json.dumps({"type": "case", **self.cases[key].to_json()},
-                                    sort_keys=True, ensure_ascii=False))
+            lines.append(json_dumps_encodable({"type": "case", **self.cases[key].to_json()},
+                                              sort_keys=True, ensure_ascii=False))
         lines += [json.dumps(s.to_json(), sort_keys=True) for s in self.standings()]
         return "\n".join(lines) + "\n"
 
@@ -159,18 +162,22 @@ class RunReport:
         if self.nothing_ran:
             lines.append("error: no case was executed (all deselected, skipped or not "
                          "implemented); the run does not pass")
-        return lines
+        # a terminal or CI log: each line one line, no control or workflow command
+        return [console_value(line) for line in lines]
 
     def to_markdown(self) -> str:
         counts = self.counts()
         out = ["# capconf conformance report", "",
-               f"Implementation: `{self.impl}`", ""]
-        if self.hello and "implementation" in self.hello:
+               f"Implementation: {md_code(self.impl)}", ""]
+        if self.hello and isinstance(self.hello.get("implementation"), dict):
             impl = self.hello["implementation"]
-            out += [f"Name: {impl.get('name')} {impl.get('version', '')}  ",
-                    f"Spec version: {self.hello.get('spec_version')}  ",
-                    f"Features: {', '.join(self.hello.get('features', []))}", ""]
-        out += [f"> **Warning:** {w}  " for w in self.warnings] + ([""] if self.warnings else [])
+            features = self.hello.get("features")
+            out += [f"Name: {md_text(impl.get('name'))} {md_text(impl.get('version', ''))}  ",
+                    f"Spec version: {md_text(self.hello.get('spec_version'))}  ",
+                    "Features: " + ", ".join(md_text(f) for f in (
+                        features if isinstance(features, list) else [])), ""]
+        out += [f"> **Warning:** {md_text(w)}  " for w in self.warnings] + (
+            [""] if self.warnings else [])
         out += ["| outcome | cases |", "|---|---|"]
         out += [f"| {o} | {counts[o]} |" for o in outcomes.ALL if counts[o]]
         table = requirements()

@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from capconf.conformance.report_file import LoadedReport, ReportFileError, load_report
+from capconf.conformance.safe_text import console, console_value
 
 
 def _fail(message: str) -> int:
-    print(f"capconf: {message}", file=sys.stderr)
+    print(console(f"capconf: {message}"), file=sys.stderr)
     return 2
 
 
@@ -51,7 +52,7 @@ def cmd_report(ns: argparse.Namespace) -> int:
             _write(path, render(reports))
         except OSError as exc:
             return _fail(f"cannot write {path}: {exc.strerror or exc}")
-        print(f"wrote {path}")
+        print(f"wrote {console_value(path)}")
     return 0
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from capconf.conformance import outcomes
 from capconf.conformance.report_file import CaseResult, LoadedReport, summary_line
+from capconf.conformance.safe_text import console_value
 
 REGRESSED, FIXED, CHANGED, ADDED, REMOVED = "regressed", "fixed", "changed", "added", "removed"
 KINDS = (REGRESSED, FIXED, CHANGED, ADDED, REMOVED)
@@ -41,7 +42,7 @@ class Change:
         why = ""
         if self.new is not None and self.new.failing and self.new.reason:
             why = f": {summary_line(self.new.reason, 160)}"
-        return f"{self.case}: {before} -> {after}{why}"
+        return console_value(f"{self.case}: {before} -> {after}{why}")
 
 
 @dataclass(frozen=True)
@@ -103,8 +104,9 @@ def render_diff(diff: ReportDiff) -> str:
     """Plain text: a header line per report, the version note, then each kind of change
     grouped by requirement, and a closing count line."""
     old_v, new_v = diff.old.suite_version or "unknown", diff.new.suite_version or "unknown"
-    lines = [f"old: {diff.old.path} ({_who(diff.old)}, suite {old_v})",
-             f"new: {diff.new.path} ({_who(diff.new)}, suite {new_v})"]
+    old_v, new_v = console_value(old_v), console_value(new_v)
+    lines = [console_value(f"old: {diff.old.path} ({_who(diff.old)}, suite {old_v})"),
+             console_value(f"new: {diff.new.path} ({_who(diff.new)}, suite {new_v})")]
     if diff.versions_differ:
         lines.append(f"note: the reports come from different suite versions "
                      f"({old_v} and {new_v}); outcomes are "
@@ -120,11 +122,11 @@ def render_diff(diff: ReportDiff) -> str:
             for rid in change.requirements or ("(no requirement)",):
                 by_req.setdefault(rid, []).append(change)
         for rid in sorted(by_req):
-            lines.append(f"  {rid}")
+            lines.append(f"  {console_value(rid)}")
             lines += [f"    {c.text}" for c in by_req[rid]]
     counts = ", ".join(f"{len(diff.of(k))} {k}" for k in KINDS)
     lines += ["", f"{diff.common} cases in both reports: {counts}"]
     if diff.regressed:
         reqs = sorted({r for c in diff.of(REGRESSED) for r in c.requirements})
-        lines.append(f"REGRESSION in {', '.join(reqs)}")
+        lines.append(console_value(f"REGRESSION in {', '.join(reqs)}"))
     return "\n".join(lines) + "\n"

@@ -142,18 +142,25 @@ def parse_report(text: str, path: str = "<report>") -> LoadedReport:
 
 
 def load_report(path: str) -> LoadedReport:
+    """A report file opened as every input of the command is (cli_files: a regular file
+    only, decided on the opened descriptor, so a FIFO or ``/dev/zero`` is refused and
+    never read; at most ``MAX_REPORT_BYTES``)."""
+    from capconf.conformance.cli_files import InputError, read_input
+
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_REPORT_BYTES + 1)
-    except OSError as exc:
-        raise ReportFileError(path, None, f"cannot read: {exc.strerror or exc}") from None
-    if len(data) > MAX_REPORT_BYTES:
-        raise ReportFileError(path, None, f"over {MAX_REPORT_BYTES} bytes; not a run report")
+        data = read_input(path, "report", MAX_REPORT_BYTES)
+    except InputError as exc:
+        raise ReportFileError(path, None, exc.message) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ReportFileError(path, data[:exc.start].count(b"\n") + 1, "not UTF-8") from None
     return parse_report(text, path)
+
+
+MAX_DEPTH = 200
+"""Nesting of one report line (a response in an exchange nests a few levels; renderers
+walk values recursively)."""
 
 
 def _object(line: str, path: str, number: int) -> dict[str, Any]:
@@ -162,9 +169,39 @@ def _object(line: str, path: str, number: int) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise ReportFileError(path, number, f"not JSON ({exc.msg} at column {exc.colno})"
                               ) from None
+    except RecursionError:
+        raise ReportFileError(path, number, f"nested deeper than {MAX_DEPTH} levels"
+                              ) from None
+    except ValueError as exc:  # e.g. an integer over Python's digit limit
+        raise ReportFileError(path, number, f"not a report value ({exc})") from None
     if not isinstance(value, dict):
         raise ReportFileError(path, number, "a report line must be a JSON object")
+    problem = _unusable(value)
+    if problem is not None:
+        raise ReportFileError(path, number, problem)
     return value
+
+
+def _unusable(value: Any) -> str | None:
+    """Why a parsed line cannot be rendered (too deep; a lone surrogate, which no
+    output can encode), or None. (An integer too long to print is refused by the
+    parser already: Python's limit on integer digits, caught in ``_object``.)"""
+    from capconf.conformance.client import lone_surrogate_path
+
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return f"nested deeper than {MAX_DEPTH} levels"
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    where = lone_surrogate_path(value)
+    if where is not None:
+        shown = "/".join(str(p) for p in where) or "the top level"
+        return f"holds a lone surrogate (no UTF-8 form) at {shown}"
+    return None
 
 
 def _string(value: dict[str, Any], key: str, path: str, number: int,

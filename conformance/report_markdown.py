@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from capconf.conformance.report_file import LoadedReport, summary_line
 from capconf.conformance.report_matrix import SUMMARY_ORDER, Matrix, build_matrix
+from capconf.conformance.safe_text import md_code, md_inline, md_text
 
 MAX_FAILING_LINES = 200  # a step summary is limited in size; the HTML has them all
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+def _cell(text: object) -> str:
+    """A report file's text in a table cell: inert Markdown on one line (safe_text)."""
+    return md_text(text)
 
 
 def _summary_text(counts: dict[str, int], total: int) -> str:
@@ -28,8 +30,9 @@ def render_markdown(reports: list[LoadedReport]) -> str:
     out += ["| implementation | `--impl` | suite / spec | cases |", "|---|---|---|---|"]
     for report, name in zip(matrix.reports, matrix.labels, strict=True):
         h = report.header
-        out.append(f"| {_cell(name)} | `{_cell(str(h.get('impl', '')))}` | "
-                   f"{h.get('suite_version', '?')} / {h.get('spec_version', '?')} | "
+        out.append(f"| {_cell(name)} | {md_code(str(h.get('impl', '')), in_table=True)} | "
+                   f"{_cell(h.get('suite_version', '?'))} / "
+                   f"{_cell(h.get('spec_version', '?'))} | "
                    f"{len(report.cases)} |")
     out += ["", "## Summary by area", "", _header(matrix, "area", "SPEC")]
     for block in matrix.areas:
@@ -58,9 +61,9 @@ def _not_everywhere_compliant(matrix: Matrix) -> list[str]:
     out = ["", "## Requirements not compliant everywhere", "",
            _header(matrix, "requirement", "area")]
     for block, row in rows:
-        cells = " | ".join(_cell(f"**{c.text}**" if c.status == "non-compliant"
-                                 else c.text or c.status) for c in row.cells)
-        out.append(f"| {row.rid} {_cell(row.title)} | {_cell(block.area.title)} | {cells} |")
+        cells = " | ".join(f"**{_cell(c.text)}**" if c.status == "non-compliant"
+                           else _cell(c.text or c.status) for c in row.cells)
+        out.append(f"| {_cell(row.rid)} {_cell(row.title)} | {_cell(block.area.title)} | {cells} |")
     return out
 
 
@@ -71,8 +74,9 @@ def _failing(matrix: Matrix) -> list[str]:
         if bad:
             lines += ["", f"## Failing cases: {_cell(name)}", ""]
             for c in bad[:MAX_FAILING_LINES]:
-                lines.append(f"- `{c.case}` ({', '.join(c.requirements)}; {c.level}): "
-                             f"**{c.outcome}** {_cell(summary_line(c.reason, 300))}")
+                lines.append(f"- {md_code(c.case)} ({_cell(', '.join(c.requirements))}; "
+                             f"{_cell(c.level)}): **{_cell(c.outcome)}** "
+                             f"{md_inline(summary_line(c.reason, 300))}")
             if len(bad) > MAX_FAILING_LINES:
                 lines.append(f"- \u2026 and {len(bad) - MAX_FAILING_LINES} more "
                              "(the HTML report lists them all)")

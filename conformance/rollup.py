@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from capconf.conformance import outcomes
 from capconf.conformance.failures import Detail
+from capconf.conformance.safe_text import md_code, md_fenced, md_inline, md_text
 
 
 class CaseRecord(Protocol):
@@ -144,23 +145,23 @@ def markdown_groups(cases: Iterable[CaseRecord]) -> list[str]:
         out += ["", f"## Failures: {total} case(s), {len(failing)} distinct cause(s)", ""]
     for number, group in enumerate(failing, start=1):
         first = group.first
-        out += [f"### {number}. {group.cause} ({len(group.cases)} case(s), "
-                f"{group.outcomes})", ""]
+        out += [f"### {number}. {md_inline(group.cause)} ({len(group.cases)} case(s), "
+                f"{md_text(group.outcomes)})", ""]
         for case in group.cases:
             d = case.detail
-            out.append(f"- `{case.case}` ({case.level}, **{case.outcome}**): {d.rule}")
+            out.append(f"- {md_code(case.case)} ({md_text(case.level)}, "
+                       f"**{md_text(case.outcome)}**): {md_inline(d.rule or '')}")
             if d.expected is not None:
-                out.append(f"  - expected: `{_value(d.expected, 2000)}`")
+                out.append(f"  - expected: {md_code(_value(d.expected, 2000))}")
             if d.got is not None:
-                out.append(f"  - got: `{_value(d.got, 2000)}`")
+                out.append(f"  - got: {md_code(_value(d.got, 2000))}")
             if d.expected is None and d.got is None:
-                out.append(f"  - {headline(case.reason, 1000)}")
+                out.append(f"  - {md_inline(headline(case.reason, 1000))}")
         if first.detail.exchange:
-            out += ["", f"Exchange of `{first.case}` (its last requests, ending at the "
-                    "wrong answer):", "", "```json"]
-            out += [json.dumps(step, ensure_ascii=False, sort_keys=True)
-                    for step in first.detail.exchange]
-            out += ["```"]
+            out += ["", f"Exchange of {md_code(first.case)} (its last requests, ending at "
+                    "the wrong answer):", ""]
+            out += md_fenced("\n".join(json.dumps(step, ensure_ascii=False, sort_keys=True)
+                                       for step in first.detail.exchange), "json")
         out.append("")
     renewed = new_causes(records)
     if renewed:
@@ -169,20 +170,21 @@ def markdown_groups(cases: Iterable[CaseRecord]) -> list[str]:
                 "another reason, so the run fails. Review them; `capconf baseline REPORT "
                 "--update FILE` pins the new cause.", "",
                 "| case | outcome | cause the baseline pins | cause now |", "|---|---|---|---|"]
-        out += [f"| `{c.case}` | {c.outcome} | {_cell(c.baseline_cause or '')} | "
-                f"{_cell(c.fingerprint or '')} |" for c in renewed]
+        out += [f"| {md_code(c.case, in_table=True)} | {md_text(c.outcome)} | "
+                f"{md_text(c.baseline_cause or '')} | {md_text(c.fingerprint or '')} |"
+                for c in renewed]
     stale = sorted(c.case for c in records if c.outcome == outcomes.STALE)
     if stale:
         out += ["", "## Stale baseline entries", "",
                 "These cases are listed in the expected-failures baseline but pass now; "
                 "remove them from the baseline (their requirements are reported by what "
                 "the cases show).", ""]
-        out += [f"- `{cid}`" for cid in stale]
+        out += [f"- {md_code(cid)}" for cid in stale]
     not_impl = groups(records, frozenset({outcomes.NOT_IMPLEMENTED}))
     if not_impl:
         out += ["", "## Not implemented", ""]
         out += [f"- {len(g.cases)} case(s): "
-                f"{g.first.reason.removeprefix(outcomes.NOT_IMPLEMENTED_PREFIX)}"
+                f"{md_text(g.first.reason.removeprefix(outcomes.NOT_IMPLEMENTED_PREFIX))}"
                 for g in not_impl]
     return out
 
@@ -191,12 +193,6 @@ def new_causes(records: Iterable[CaseRecord]) -> list[CaseRecord]:
     """Listed cases failing for another cause than the one their baseline entry pins."""
     return sorted((c for c in records if c.outcome in outcomes.FAILING
                    and getattr(c, "baseline_cause", None)), key=lambda c: c.case)
-
-
-def _cell(text: str) -> str:
-    """Text in a Markdown table cell: pipes escaped, on one line, HTML inert."""
-    return (text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
-            .replace("\n", " "))
 
 
 STDERR_SHOWN = 8

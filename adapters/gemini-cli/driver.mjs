@@ -5,6 +5,7 @@
 // protocol channel. Without the real runtime installed the driver refuses to start.
 
 import {readFileSync} from 'node:fs';
+import {Worker} from 'node:worker_threads';
 
 const out = process.stdout;
 for (const k of ['log', 'debug', 'info', 'warn', 'error', 'trace']) {
@@ -33,7 +34,9 @@ const {Session} = await import('./lib/ops.mjs');
 const {LineSplitter, protocolError, readRequest} = await import('./lib/framing.mjs');
 const {ProtocolError} = await import('./lib/runtime.mjs');
 
+const WATCHED = ['tool.call', 'card.decide'];
 const session = new Session(core, genai, version);
+const watchdog = startWatchdog();
 const splitter = new LineSplitter();
 let chain = Promise.resolve();
 let quitting = false;
@@ -42,16 +45,68 @@ function write(response) {
   out.write(`${JSON.stringify(response)}\n`);
 }
 
+/**
+ * The adapter's own deadline for the ops that run a Gemini tool (`tool.call`,
+ * `card.decide`). Why: Gemini's `read_file` on a FIFO blocks the whole process (the event
+ * loop never turns again) and its `write_file`/`replace` never settle and ignore the abort
+ * (repro/fifo-call-hangs.mjs), so without it each such case costs capconf's 20 s request
+ * timeout. A worker thread (its own event loop) watches the op in flight; past the
+ * deadline it says on stderr what Gemini did (its tool did not answer) and ends the
+ * process, whose Gemini session is stuck: the case fails as crashed on that op, with that
+ * stderr tail, and the next case starts a fresh driver. (Answering the request first would
+ * race the next request into the dying process.) Nothing is hidden or repaired.
+ */
+function startWatchdog() {
+  const deadlineMs = Number(process.env.CAPCONF_GEMINI_CALL_DEADLINE_MS ?? 8000);
+  const shared = new Int32Array(new SharedArrayBuffer(16)); // [state, id, op, generation]
+  const code = `
+    const {workerData} = require('node:worker_threads');
+    const fs = require('node:fs');
+    const {shared, deadlineMs, ops} = workerData;
+    let seen = -1, since = 0;
+    setInterval(() => {
+      if (Atomics.load(shared, 0) !== 1) { seen = -1; return; }
+      const gen = Atomics.load(shared, 3);
+      if (gen !== seen) { seen = gen; since = Date.now(); return; }
+      if (Date.now() - since < deadlineMs) return;
+      if (Atomics.compareExchange(shared, 0, 1, 3) !== 1) return;
+      const op = ops[Atomics.load(shared, 2)];
+      const message = 'Gemini CLI did not answer ' + op + ' within ' + deadlineMs + ' ms: its tool '
+        + 'call neither returned nor settled (a FIFO blocks read_file, write_file and '
+        + 'replace: repro/fifo-call-hangs.mjs); the adapter ends its process';
+      fs.writeSync(2, 'capconf Gemini CLI adapter: ' + message + '\\n');
+      process.kill(process.pid, 'SIGKILL');
+    }, 100);`;
+  const worker = new Worker(code, {eval: true, workerData: {shared, deadlineMs, ops: WATCHED}});
+  worker.unref();
+  return shared;
+}
+
+
+/** Whether this response is still ours to write (the watchdog did not answer first). */
+function settle(watched) {
+  if (!watched) return true;
+  return Atomics.compareExchange(watchdog, 0, 1, 0) === 1;
+}
+
 async function answer(line) {
   const parsed = readRequest(line);
   if (parsed.blank) return;
   if (parsed.response) { write(parsed.response); return; }
   const {id, op, args} = parsed.request;
+  const watched = WATCHED.includes(op) && Number.isSafeInteger(id) && id >= -2147483648 && id <= 2147483647;
+  if (watched) {
+    Atomics.store(watchdog, 1, id);
+    Atomics.store(watchdog, 2, WATCHED.indexOf(op));
+    Atomics.add(watchdog, 3, 1);
+    Atomics.store(watchdog, 0, 1);
+  }
   try {
     const result = await session.handle(op, args);
-    write({id, ok: true, result});
+    if (settle(watched)) write({id, ok: true, result});
     if (op === 'shutdown') quitting = true;
   } catch (error) {
+    if (!settle(watched)) return;
     if (error instanceof ProtocolError) write(protocolError(id, error.code, error.message, error.path));
     else {
       process.stderr.write(`internal error on ${op}: ${error?.stack ?? error}\n`);

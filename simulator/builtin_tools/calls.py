@@ -1,11 +1,14 @@
 """Executing the built-in tools that are not a dimension's (read, write, ...).
 
-The reference executes only what the conformance suite observes; the approval chain
-(APPR-*) wraps read/write/edit/bash here, each decided at the target its path really
-lands on. ``read`` is real because a knowledge hit (KB-08) must be openable; write and
-edit are real once the decision (or an approved card) allows them; bash is decided like
-any change at its working directory (the workspace: the tool has no cwd argument) but
-never executed by the reference (it answers ``not_simulated`` once allowed).
+The reference executes only what the conformance suite observes, but it DECIDES every
+built-in tool that is an approval item (APPR-01): the approval chain wraps read, glob,
+grep, write, edit, bash and WebFetch here, each decided at the target it really lands on.
+``read`` is real because a knowledge hit (KB-08) must be openable; write and edit are
+real once the decision (or an approved card) allows them; bash is decided like any
+change at its working directory, glob and grep as reads of the directory their pattern
+names, WebFetch as network egress; those four are never executed by the reference (they
+answer ``not_simulated`` once allowed). A classified tool without a handler here would
+escape the decision, so ``tests/approval`` checks every classified built-in has one.
 """
 
 from __future__ import annotations
@@ -162,6 +165,73 @@ def call_bash(args: dict[str, Any], world: World, ctx: CallContext) -> ToolResul
                                   "simulator does not run commands", {"tool": "bash"}))
 
 
+def _not_simulated(tool: str, what: str) -> Callable[[], ToolResult]:
+    return lambda: failure("not_simulated", f"{tool} was allowed, but the reference "
+                           f"simulator does not {what}", {"tool": tool})
+
+
+_MAGIC = frozenset("*?[{")
+
+
+def literal_prefix(pattern: str) -> str:
+    """The directory a glob pattern reads: its leading components that hold no glob
+    syntax (``/data/*.md`` -> ``/data``, ``../x/**`` -> ``../x``, ``*.py`` -> ``.``), so
+    a pattern reaching outside the workspace is decided as a read outside (APPR-01)."""
+    parts = pattern.split("/")
+    literal: list[str] = []
+    for part in parts[:-1]:
+        if _MAGIC & set(part):
+            break
+        literal.append(part)
+    if not literal:
+        return "."
+    prefix = "/".join(literal)
+    return prefix or "/"
+
+
+def _pattern_arg(args: dict[str, Any], key: str, required: bool) -> str | None:
+    value = args.get(key)
+    if value is None and not required:
+        return "*"
+    if not isinstance(value, str) or not value or "\x00" in value:
+        return None
+    return value
+
+
+def call_glob(args: dict[str, Any], world: World, ctx: CallContext) -> ToolResult:
+    """glob is a read (APPR-01) of the directory its pattern names."""
+    pattern = _pattern_arg(args, "pattern", True)
+    if pattern is None:
+        return failure("bad_arguments", "`pattern` must be a non-empty string",
+                       {"argument": "pattern"})
+    where = resolve_target(literal_prefix(pattern), world.workspace, _roots(ctx))
+    return _gated("glob", Action.READ, where, args, ctx,
+                  _not_simulated("glob", "list files"))
+
+
+def call_grep(args: dict[str, Any], world: World, ctx: CallContext) -> ToolResult:
+    """grep is a read (APPR-01) of the files its `glob` names (default: the workspace)."""
+    pattern, files = _pattern_arg(args, "pattern", True), _pattern_arg(args, "glob", False)
+    if pattern is None or files is None:
+        return failure("bad_arguments", "`pattern` (and `glob`, if given) must be "
+                       "non-empty strings", {"argument": "pattern" if pattern is None
+                                             else "glob"})
+    where = resolve_target(literal_prefix(files), world.workspace, _roots(ctx))
+    return _gated("grep", Action.READ, where, args, ctx,
+                  _not_simulated("grep", "search files"))
+
+
+def call_webfetch(args: dict[str, Any], world: World, ctx: CallContext) -> ToolResult:
+    """WebFetch is network egress (APPR-01): a URL can carry workspace content off the
+    machine, so it asks below full-access whatever it fetches (target: outside)."""
+    url = args.get("url")
+    if not isinstance(url, str) or not url or "\x00" in url:
+        return failure("bad_arguments", "`url` must be a non-empty string",
+                       {"argument": "url"})
+    return _gated("WebFetch", Action.NETWORK, Target.OUTSIDE, args, ctx,
+                  _not_simulated("WebFetch", "reach the network"))
+
+
 def call_builtin(tool: str, args: dict[str, Any], world: World, ctx: CallContext) -> ToolResult:
     handler = BUILTIN_CALLS.get(tool)
     if handler is None:
@@ -177,4 +247,7 @@ BUILTIN_CALLS: dict[str, BuiltinCall] = {
     "write": call_write,
     "edit": call_edit,
     "bash": call_bash,
+    "glob": call_glob,
+    "grep": call_grep,
+    "WebFetch": call_webfetch,
 }

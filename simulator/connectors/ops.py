@@ -17,7 +17,7 @@ from typing import Any
 
 from capconf.simulator.approval.cards import MAIN_AGENT_ID, CardError
 from capconf.simulator.approval.chain import chain_of, decide_card, hold
-from capconf.simulator.approval.decision import Attendance, Verdict
+from capconf.simulator.approval.decision import Attendance, Tier, Verdict
 from capconf.simulator.compose.session import Handler, ProtocolError, Session
 from capconf.simulator.connectors.custom import EndpointRefusal, register
 from capconf.simulator.connectors.gates import Environment
@@ -47,6 +47,9 @@ class SessionBoard:
         assert held.error is not None
         card: Mapping[str, Any] = held.error.detail["card"]
         return card
+
+    def tier(self) -> Tier:
+        return chain_of(self.session.state).policy.tier
 
     def state(self, card_id: str) -> str | None:
         try:

@@ -78,6 +78,10 @@ class CardBoard(Protocol):
 
     def state(self, card_id: str) -> str | None: ...
 
+    def tier(self) -> Tier:
+        """The session's approval tier (APPR-01): an input of the one decision, which a
+        connector's resolved permission overrides (CONN-02: no tier widens it)."""
+
 
 @dataclass
 class UncertainCall:
@@ -258,8 +262,8 @@ class ConnectorRuntime:
         assert found is not None  # parse_connector checked every documented command
         group, policy = found
         permission = resolve(group, policy, self.settings.get((connector_id, group.name)))
-        decision = decide_connector(permission.verdict,
-                                    ApprovalPolicy(Tier.CONFIRM_BEFORE_CHANGE, self.attendance))
+        tier = Tier.CONFIRM_BEFORE_CHANGE if self.board is None else self.board.tier()
+        decision = decide_connector(permission.verdict, ApprovalPolicy(tier, self.attendance))
         if decision.verdict is Verdict.DENY:
             return failure("permission_denied", f"{method} is not permitted: {decision.reason}",
                            {"connector": connector_id, "method": method, "group": group.name,

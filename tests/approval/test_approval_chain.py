@@ -142,3 +142,72 @@ def test_read_is_decided_before_the_file_is_looked_at(drv: Driver, tmp_path: Pat
     drv.ok("approval.setup", tier="auto-edit", attendance="unattended")
     denied = drv.call(agent, "read", path=str(outside / "secret.txt"))
     assert denied["error_code"] == "APPROVAL-DENIED"
+
+
+GATED_AGENT = ("name: g\ndescription: d\ntools: [read, glob, grep, WebFetch, Task]\n"
+               "prompt: P.\n")
+
+
+@pytest.mark.parametrize(("tier", "attendance", "want"), [
+    ("confirm-before-change", "unattended", "APPROVAL-DENIED"),
+    ("confirm-before-change", "attended", "APPROVAL-PENDING"),
+    ("auto-edit", "attended", "APPROVAL-PENDING"),
+    ("auto-edit", "unattended", "APPROVAL-DENIED"),
+    ("full-access", "unattended", "not_simulated"),
+])
+def test_webfetch_goes_through_the_one_decision(drv: Driver, tier: str, attendance: str,
+                                                want: str) -> None:
+    """Issue 39: WebFetch answered `not_simulated` in every tier, never decided."""
+    drv.ok("approval.setup", tier=tier, attendance=attendance)
+    agent = drv.ok("agent.spawn", source=GATED_AGENT)["agent"]
+    result = drv.call(agent, "WebFetch", url="https://example.com/?q=secret")
+    assert result["error_code"] == want, result
+    listed = drv.ok("cards.list")["cards"]
+    if want == "APPROVAL-PENDING":
+        assert [(c["tool"], c["action"]) for c in listed] == [("WebFetch", "network")]
+        approved = drv.ok("card.decide", card=listed[0]["id"], decision="approve")["result"]
+        assert approved["error_code"] == "not_simulated"
+    else:
+        assert listed == []
+
+
+def test_glob_and_grep_are_reads_of_the_directory_their_pattern_names(
+        drv: Driver, tmp_path: Path) -> None:
+    drv.ok("approval.setup", tier="confirm-before-change", attendance="unattended")
+    agent = drv.ok("agent.spawn", source=GATED_AGENT)["agent"]
+    assert drv.call(agent, "glob", pattern="**/*.md")["error_code"] == "not_simulated"
+    assert drv.call(agent, "grep", pattern="x")["error_code"] == "not_simulated"
+    assert drv.call(agent, "grep", pattern="x", glob="docs/*.md")["error_code"] == (
+        "not_simulated")
+    outside = drv.call(agent, "glob", pattern="../elsewhere/*.txt")
+    assert outside["error_code"] == "APPROVAL-DENIED"
+    assert outside["error_detail"]["tool"] == "glob"
+    assert drv.call(agent, "grep", pattern="x", glob="/etc/*")["error_code"] == (
+        "APPROVAL-DENIED")
+    assert drv.call(agent, "glob", pattern="")["error_code"] == "bad_arguments"
+    assert drv.call(agent, "WebFetch", url=3)["error_code"] == "bad_arguments"
+    drv.ok("approval.setup", tier="auto-edit")
+    pending = drv.call(agent, "glob", pattern="/tmp/*.txt")
+    assert pending["error_detail"]["card"]["action"] == "read"
+
+
+@pytest.mark.parametrize(("pattern", "prefix"), [
+    ("*.py", "."), ("docs/**/*.md", "docs"), ("/data/*.md", "/data"), ("/*.md", "/"),
+    ("../x/[ab].txt", "../x"), ("a/b/c.txt", "a/b"), ("{a,b}/c", "."),
+])
+def test_literal_prefix(pattern: str, prefix: str) -> None:
+    from capconf.simulator.builtin_tools.calls import literal_prefix
+
+    assert literal_prefix(pattern) == prefix
+
+
+def test_every_classified_builtin_tool_is_decided_by_a_handler() -> None:
+    """A classified built-in without a gated handler would fall to `not_simulated`
+    without a decision: the bug of issue 39."""
+    from capconf.simulator.approval.decision import TOOL_ACTIONS
+    from capconf.simulator.builtin_tools.calls import BUILTIN_CALLS
+    from capconf.simulator.tools.catalog import BUILTIN_TOOLS, DIMENSION_OF
+
+    builtin = {t.name for t in BUILTIN_TOOLS}
+    classified = {t for t in TOOL_ACTIONS if t in builtin and t not in DIMENSION_OF}
+    assert classified - set(BUILTIN_CALLS) == set()

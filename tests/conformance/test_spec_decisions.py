@@ -24,7 +24,7 @@ HEADER = "| point | rule | case |"
 # Every point decided so far that the requirement's prose does not already state (a
 # rewrite may move a point, never drop one silently: a point merged into the prose lowers
 # this number in the same commit).
-DECIDED_POINTS = 88
+DECIDED_POINTS = 89
 
 
 def _cells(line: str) -> list[str]:

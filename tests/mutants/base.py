@@ -172,6 +172,7 @@ _AREA_MODULES = (
     "mutants.connectors",
     "mutants.executors",
     "mutants.round2",
+    "mutants.strength",
 )
 
 

@@ -7,7 +7,7 @@ import {registryJson, validateWorld} from './world.mjs';
 import {decide} from './decide.mjs';
 import {toCapconf, toGemini} from './vocabulary.mjs';
 
-export const FEATURES = ['def', 'tool', 'approval', 'mcp'];
+export const FEATURES = ['def', 'tool', 'prompt', 'approval', 'mcp'];
 
 export class Session {
   constructor(core, genai, version) {
@@ -90,7 +90,7 @@ const OPS = {
     }
     const {tools, resolution} = await grants(session, loaded);
     return {loaded: true, definition: normalised(loaded), tools, tool_resolution: resolution,
-      diagnostics: legacyNote(session)};
+      diagnostics: []};
   },
 
   async 'tools.mounted'(session, args) {
@@ -103,7 +103,7 @@ const OPS = {
       .filter((t) => t.name !== session.core.COMPLETE_TASK_TOOL_NAME)
       .map((t) => ({name: toCapconf(t.name), description: t.schema?.description ?? '',
         input_schema: t.schema?.parametersJsonSchema ?? t.schema?.parameters ?? {type: 'object'}}));
-    return {tools, diagnostics: legacyNote(session)};
+    return {tools, diagnostics: []};
   },
 
   async 'agent.spawn'(session, args) {
@@ -113,7 +113,7 @@ const OPS = {
     if (args.parent !== undefined && args.parent !== null) world.agent(args.parent);
     const agent = await world.spawn(loaded, args);
     const {tools} = await grants(session, loaded);
-    return {agent: agent.id, tools, diagnostics: legacyNote(session)};
+    return {agent: agent.id, tools, diagnostics: []};
   },
 
   async 'tool.call'(session, args) {
@@ -167,13 +167,52 @@ const OPS = {
     return world.stop(args.agent);
   },
 
+  async 'prompt.assemble'(session, args) {
+    const loaded = await load(session, args);
+    if (!loaded.ok) throw new ProtocolError('definition_invalid', loaded.error ?? 'Gemini CLI refused the agent');
+    const prompt = await session.world.systemPrompt(loaded);
+    return {prompt, parts: promptParts(prompt, loaded.definition.promptConfig?.systemPrompt ?? ''),
+      diagnostics: []};
+  },
+
+  // APPR-05's pull ops, as the OpenCode adapter serves them: Gemini publishes every
+  // confirmation request on its message bus when it is raised (cards say `pushed`), so a
+  // pull hands out nothing; whether a parent request is live is bookkeeping.
+  'snapshot.pull'(session) {
+    session.needWorld();
+    return {delivered: []};
+  },
+
+  'parent.request.start'(session) {
+    const world = session.needWorld();
+    if (world.parentLive) throw new ProtocolError('PARENT-REQUEST-LIVE', 'a parent request is live');
+    world.parentLive = true;
+    return {delivered: []};
+  },
+
+  'parent.request.end'(session) {
+    const world = session.needWorld();
+    if (!world.parentLive) throw new ProtocolError('PARENT-REQUEST-NOT-LIVE', 'no parent request is live');
+    world.parentLive = false;
+    return {parent_live: false};
+  },
+
   shutdown() {
     return {};
   },
 };
 
-function legacyNote(session) {
-  if (!session.world.world.legacy_fallback) return [];
-  return [{code: 'TOOL-LEGACY-FALLBACK', severity: 'info', path: [], line: null, column: null,
-    requirement: 'DEF-05', message: 'the backend has no grantable-tool list; the legacy six tools are the candidates'}];
+/**
+ * Gemini's system prompt cut into capconf's parts (PROMPT-01) where its pieces sit: the
+ * agent's own prompt (`body`) where Gemini put it, Gemini's text around it (`frame`). A
+ * cut, never a composition: the bytes are Gemini's.
+ */
+export function promptParts(prompt, body) {
+  const at = body ? prompt.indexOf(body) : -1;
+  if (at < 0) return prompt ? [{kind: 'frame', text: prompt}] : [];
+  const parts = [];
+  if (at > 0) parts.push({kind: 'frame', text: prompt.slice(0, at)});
+  parts.push({kind: 'body', text: body});
+  if (at + body.length < prompt.length) parts.push({kind: 'frame', text: prompt.slice(at + body.length)});
+  return parts;
 }

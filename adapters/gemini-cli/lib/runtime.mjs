@@ -42,6 +42,7 @@ export class GeminiWorld {
     this.callCounter = 0;
     this.updates = new Map(); // callId -> last tool call snapshot from TOOL_CALLS_UPDATE
     this.updateWaiters = [];
+    this.parentLive = true; // APPR-05 bookkeeping: whether a parent request is live
   }
 
   dispose() {
@@ -126,6 +127,29 @@ export class GeminiWorld {
     return agent;
   }
 
+  /**
+   * The system prompt Gemini sends its model for a loaded agent: its own executor is run
+   * until the first model request, whose `systemInstruction` is read, and then aborted.
+   */
+  async systemPrompt(loaded) {
+    const config = await this.ensureConfig();
+    const turns = new AgentTurns();
+    const executor = await this.core.LocalAgentExecutor.create(loaded.definition, config, () => {});
+    this.model.attach(executor.agentId, turns);
+    const abort = new AbortController();
+    let ended = 'it returned';
+    const run = executor.run({query: 'capconf session'}, abort.signal)
+      .then((out) => { ended = `terminate_reason ${out?.terminate_reason}`; },
+        (error) => { ended = String(error?.message ?? error); });
+    const request = await Promise.race([turns.whenWaiting(), run.then(() => null)]);
+    abort.abort();
+    if (turns.pendingTurn) turns.play([{text: ''}]);
+    if (request === null) {
+      throw new ProtocolError('definition_invalid', `Gemini's agent loop ended before asking its model (${ended})`);
+    }
+    return instructionText(request.config?.systemInstruction);
+  }
+
   agent(id) {
     const agent = this.agents.get(id);
     if (!agent) throw new ProtocolError('no_such_agent', `no agent ${JSON.stringify(id)}`, ['args', 'agent']);
@@ -138,13 +162,16 @@ export class GeminiWorld {
     if (agent.stopped) {
       return failure('AGENT-STOPPED', `${agent.id} was stopped`, {agent: agent.id}, true);
     }
-    if (agent.done) {
-      return failure('AGENT-FINISHED', `Gemini's agent loop for ${agent.id} has ended: ${agent.error ?? agent.output?.terminate_reason ?? ''}`, {}, true);
-    }
+    if (agent.done) throw loopEnded(agent);
     if (!agent.turns.pendingTurn) {
       // Gemini's executor awaits its scheduler: while a call waits for confirmation the
-      // agent's loop does not ask its model again, so no second call can be issued.
-      return failure('AGENT-BUSY', `Gemini's agent loop for ${agent.id} is waiting on its previous call`, {}, false);
+      // agent's loop does not ask its model again, so Gemini takes no second call of this
+      // agent. SPEC has no code for that; the answer says what Gemini does (the protocol's
+      // `not_implemented`: the operation is not one Gemini supports) and the case fails
+      // with that real cause.
+      throw new ProtocolError('not_implemented', `Gemini CLI takes no second call of ${agent.id} `
+        + 'while its previous call waits for confirmation (its agent loop awaits the scheduler '
+        + 'and does not ask its model again)');
     }
     this.callCounter += 1;
     const callId = `capconf-call-${this.callCounter}`;
@@ -167,9 +194,7 @@ export class GeminiWorld {
       const request = agent.turns.pendingTurn?.request;
       const response = request && functionResponse(request, call.callId);
       if (response) return this.envelope(call, response);
-      if (agent.done) {
-        return failure('AGENT-FINISHED', `Gemini's agent loop ended: ${agent.error ?? agent.output?.terminate_reason}`, {}, true);
-      }
+      if (agent.done) throw loopEnded(agent);
       await Promise.race([agent.turns.whenWaiting(), this.nextUpdate(), agent.run]);
     }
   }
@@ -276,8 +301,23 @@ export class GeminiWorld {
       status: a.stopped ? 'stopped'
         : this.cards.some((c) => c.call.agent === a && c.card.state === 'pending') ? 'suspended' : 'running',
     }));
-    return {cards: this.cards.map((c) => c.card), agents, parent_live: true, policy: this.policy};
+    return {cards: this.cards.map((c) => c.card), agents, parent_live: this.parentLive, policy: this.policy};
   }
+}
+
+/** A `systemInstruction` (a string, a Content or a list of parts) as its text. */
+function instructionText(instruction) {
+  if (instruction === undefined || instruction === null) return '';
+  if (typeof instruction === 'string') return instruction;
+  const parts = Array.isArray(instruction) ? instruction : instruction.parts ?? [];
+  return parts.map((p) => (typeof p === 'string' ? p : p?.text ?? '')).join('');
+}
+
+/** Gemini's agent loop for `agent` has ended (its own terminate reason or error): Gemini
+ * has no live agent to take a call, which is what the protocol's `no_such_agent` says. */
+function loopEnded(agent) {
+  return new ProtocolError('no_such_agent', `Gemini's agent loop for ${agent.id} has ended `
+    + `(${agent.error ?? agent.output?.terminate_reason ?? 'no reason given'})`, ['args', 'agent']);
 }
 
 function functionResponse(request, callId) {

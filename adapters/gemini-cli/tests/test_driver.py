@@ -37,7 +37,7 @@ def test_hello_names_the_runtime_and_its_version(node: str) -> None:
     pinned = json.loads((ADAPTER / "package.json").read_text())["dependencies"]
     assert hello["result"]["implementation"]["name"] == "gemini-cli-core"
     assert hello["result"]["implementation"]["version"] == pinned["@google/gemini-cli-core"]
-    assert set(hello["result"]["features"]) == {"def", "tool", "approval", "mcp"}
+    assert set(hello["result"]["features"]) == {"def", "tool", "prompt", "approval", "mcp"}
 
 
 def test_names_outside_the_table_reach_gemini_as_written(node: str, tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from .model_server import ScriptedModel, Turn
 from .runtime import MODEL, PROVIDER, OpenCode
 
 TURN_TIMEOUT = 40.0
-AGENT_TIMEOUT = 45.0
+AGENT_TIMEOUT = 20.0
 _tokens = itertools.count(1)
 
 
@@ -69,8 +69,11 @@ def find_agent(oc: OpenCode, directory: Path,
 
 
 def run_turn(oc: OpenCode, model: ScriptedModel, directory: Path, session: str, agent: str,
-             text: str, tool_call: tuple[str, dict[str, Any]] | None = None) -> Turn:
-    """Prompt `agent` in `session`; the model emits `tool_call` (if any) once."""
+             text: str, tool_call: tuple[str, dict[str, Any]] | None = None,
+             settle: bool = True) -> Turn:
+    """Prompt `agent` in `session`; the model emits `tool_call` (if any) once. With
+    `settle` false the turn is left as soon as the model has answered (the caller
+    disposes the instance, which ends the session)."""
     token = f"t{next(_tokens)}"
     turn = model.register(token, Turn(tool_call=tool_call))
     answer = oc.post(f"/session/{session}/prompt_async", {
@@ -86,7 +89,8 @@ def run_turn(oc: OpenCode, model: ScriptedModel, directory: Path, session: str, 
             oc.post(f"/permission/{ask['id']}/reply", {"reply": "reject"},
                     directory=str(directory))
             turn.asks.append(ask)
-    wait_idle(oc, directory, session)
+    if settle:
+        wait_idle(oc, directory, session)
     return turn
 
 
@@ -106,6 +110,15 @@ def wait_idle(oc: OpenCode, directory: Path, session: str, limit: float = 20.0) 
     return False
 
 
+def dispose(oc: OpenCode, directory: Path) -> None:
+    """Let OpenCode drop its instance of `directory` (it re-reads the agent files there
+    on the next request); an instance that does not answer marks the server wedged."""
+    try:
+        oc.post("/instance/dispose", directory=str(directory), timeout=AGENT_TIMEOUT)
+    except OSError:
+        oc.wedged = True
+
+
 def new_session(oc: OpenCode, directory: Path, parent: str | None = None,
                 permission: list[dict[str, str]] | None = None) -> str:
     body: dict[str, Any] = {"title": "capconf"}
@@ -119,7 +132,8 @@ def new_session(oc: OpenCode, directory: Path, parent: str | None = None,
     return str(answer["id"])
 
 
-def load(oc: OpenCode, model: ScriptedModel, directory: Path, t: Translated) -> Loaded:
+def load(oc: OpenCode, model: ScriptedModel, directory: Path, t: Translated,
+         settle: bool = True) -> Loaded:
     """Write the file, let OpenCode load it, and see what it offers that agent's model."""
     write_agent(directory, t)
     agent, error = find_agent(oc, directory, t.stem)
@@ -127,13 +141,25 @@ def load(oc: OpenCode, model: ScriptedModel, directory: Path, t: Translated) -> 
     if agent is None:
         return loaded
     session = new_session(oc, directory)
-    turn = run_turn(oc, model, directory, session, str(agent["name"]), "List your tools.")
+    turn = run_turn(oc, model, directory, session, str(agent["name"]), "List your tools.",
+                    settle=settle)
     if turn.offered is None:
-        loaded.error = "OpenCode did not run the agent (no model request arrived)"
+        loaded.error = ("OpenCode did not run the agent (no model request arrived)"
+                        + session_error(oc, directory, session))
         return loaded
     loaded.offered = turn.offered
     loaded.system = turn.system or ""
     return loaded
+
+
+def session_error(oc: OpenCode, directory: Path, session: str) -> str:
+    """OpenCode's own error of the session's last message, if it stored one."""
+    messages = oc.get(f"/session/{session}/message", directory=str(directory))
+    for m in reversed(messages if isinstance(messages, list) else []):
+        error = (m.get("info") or {}).get("error")
+        if error:
+            return f": {error}"[:2000]
+    return ""
 
 
 def tool_parts(oc: OpenCode, directory: Path, session: str) -> list[dict[str, Any]]:

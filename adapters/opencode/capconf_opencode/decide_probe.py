@@ -116,7 +116,7 @@ class Prober:
     def decide(self, args: dict[str, Any]) -> dict[str, Any]:
         action = args.get("action")
         if action in NO_COUNTERPART:
-            raise ProtoError("no_counterpart", f"OpenCode has no tool of action `{action}` "
+            raise ProtoError("not_implemented", f"OpenCode has no tool of action `{action}` "
                              "in this adapter (no MCP gateway, no configuration tool)",
                              ["args", "action"])
         if action not in ACTIONS:

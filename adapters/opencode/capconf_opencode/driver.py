@@ -62,6 +62,7 @@ class Driver:
         self.world: World | None = None
         self.priv = Path(tempfile.mkdtemp(prefix="capconf-opencode-work-"))
         self.probes = 0
+        self.def_dirs = 0
         self.cache: dict[str, tuple[Translated, agents.Loaded]] = {}
         self.agents: dict[str, Agent] = {}
         self.spawned_in_workspace = False
@@ -101,6 +102,12 @@ class Driver:
                 "spec_version": SPEC_VERSION, "features": FEATURES}
 
     def op_world_setup(self, args: dict[str, Any]) -> dict[str, Any]:
+        if self.oc is not None and self.oc.stuck:
+            self.oc.wedged = True  # a thread of it hangs for good: a fresh server
+        if self.world is not None and self.spawned_in_workspace and self.oc is not None \
+                and not self.oc.wedged:
+            # the last world's agents are gone: OpenCode may drop that instance
+            agents.dispose(self.oc, self.world.workspace)
         self.world = None  # a refused setup leaves no world behind (PROTO-02)
         self.agents.clear()
         self.world = parse_world(args)
@@ -138,10 +145,24 @@ class Driver:
                              + t.text + t.fmt.encode()).hexdigest()
         if key in self.cache:
             return self.cache[key]
-        directory = self.priv / f"p{self.probes}"
-        directory.mkdir()
+        # One project directory for every definition: OpenCode's system prompt names the
+        # session's working directory, so two loads of one agent see the same text; the
+        # instance is disposed after each load (its answer is cached), so OpenCode reads
+        # the next agent file afresh and keeps no instance per definition alive.
+        # A file OpenCode refuses leaves its config error cached for that directory (a
+        # dispose does not clear it), so the next definition gets a directory of its own.
+        directory = self.priv / f"def{self.def_dirs}"
+        shutil.rmtree(directory / ".opencode", ignore_errors=True)
+        directory.mkdir(exist_ok=True)
         world.write_config(directory)
-        loaded = agents.load(self.runtime(), self.require_model(), directory, t)
+        oc = self.runtime()
+        try:
+            loaded = agents.load(oc, self.require_model(), directory, t, settle=False)
+        finally:
+            if not oc.wedged:
+                agents.dispose(oc, directory)
+        if loaded.agent is None:
+            self.def_dirs += 1
         self.cache[key] = (t, loaded)
         return t, loaded
 
@@ -165,12 +186,16 @@ class Driver:
             return (1, table.index(name) if name in table else len(table))
         return sorted(names, key=rank)
 
-    def diagnostics(self, loaded: agents.Loaded) -> list[dict[str, Any]]:
-        if loaded.error is None:
-            return []
-        return [{"code": "OPENCODE-AGENT-NOT-LOADED", "severity": "error",
-                 "message": f"OpenCode: {loaded.error}", "path": [], "line": None,
-                 "column": None, "requirement": None}]
+    @staticmethod
+    def loaded_or_refused(loaded: agents.Loaded) -> dict[str, Any]:
+        """OpenCode reports no diagnostics: a file it loads has none, and a file it
+        refuses (its config error, a file it skips, an agent it will not run) is the
+        protocol's `definition_invalid` with OpenCode's own message. Never a made-up
+        diagnostic code."""
+        if loaded.agent is None or loaded.error is not None:
+            raise ProtoError("definition_invalid",
+                             f"OpenCode did not load the agent: {loaded.error}")
+        return loaded.agent
 
     def resolution(self, t: Translated, granted: list[str]) -> list[dict[str, Any]]:
         rows = []
@@ -188,30 +213,30 @@ class Driver:
             raise ProtoError("not_implemented",
                              "OpenCode has no save-mode validation of an agent file")
         t, loaded = self.probe(args)
-        granted = self.granted(t, loaded.offered) if loaded.agent else []
-        return {"loaded": loaded.agent is not None and loaded.error is None,
-                "definition": normalised(t, loaded.agent), "tools": granted,
-                "tool_resolution": self.resolution(t, granted),
-                "diagnostics": self.diagnostics(loaded)}
+        agent = self.loaded_or_refused(loaded)
+        granted = self.granted(t, loaded.offered)
+        return {"loaded": True, "definition": normalised(t, agent), "tools": granted,
+                "tool_resolution": self.resolution(t, granted), "diagnostics": []}
 
     def op_tools_mounted(self, args: dict[str, Any]) -> dict[str, Any]:
         t, loaded = self.probe(args)
+        self.loaded_or_refused(loaded)
         tools = []
         by_name = {str(o.get("function", {}).get("name")): o for o in loaded.offered}
         for name in self.granted(t, loaded.offered):
             fn = by_name.get(opencode_id(name), {}).get("function", {})
             tools.append({"name": name, "description": str(fn.get("description", "")),
                           "input_schema": fn.get("parameters") or {"type": "object"}})
-        return {"tools": tools, "diagnostics": self.diagnostics(loaded)}
+        return {"tools": tools, "diagnostics": []}
 
     def op_prompt_assemble(self, args: dict[str, Any]) -> dict[str, Any]:
         """The system prompt OpenCode sent the model for this agent, split where the
         agent's own prompt sits in it (OpenCode's text around it is its frame)."""
         _, loaded = self.probe(args)
+        agent = self.loaded_or_refused(loaded)
         system = loaded.system
-        body = str((loaded.agent or {}).get("prompt") or "")
-        return {"prompt": system, "parts": prompt_parts(system, body),
-                "diagnostics": self.diagnostics(loaded)}
+        body = str(agent.get("prompt") or "")
+        return {"prompt": system, "parts": prompt_parts(system, body), "diagnostics": []}
 
     def op_agent_spawn(self, args: dict[str, Any]) -> dict[str, Any]:
         world = self.need_world()
@@ -222,10 +247,9 @@ class Driver:
             oc.post("/instance/dispose", directory=str(ws))  # OpenCode re-reads agent files
         world.write_config(ws)
         self.spawned_in_workspace = True
-        loaded = agents.load(oc, self.require_model(), ws, t)
-        if loaded.agent is None or loaded.error is not None:
-            raise ProtoError("definition_invalid", f"OpenCode did not load the agent: "
-                             f"{loaded.error}")
+        # the load's own turn need not settle: the agent's calls run in sessions of their own
+        loaded = agents.load(oc, self.require_model(), ws, t, settle=False)
+        self.loaded_or_refused(loaded)
         parent = args.get("parent")
         if parent is not None and parent not in self.agents:
             raise ProtoError("no_such_agent", f"no agent `{parent}`", ["args", "parent"])
@@ -236,8 +260,7 @@ class Driver:
         agent.session = approval_ops.open_session(
             self, aid, agent, self.agents[parent].session if parent else None)
         self.agents[aid] = agent
-        return {"agent": aid, "tools": self.granted(t, loaded.offered),
-                "diagnostics": self.diagnostics(loaded)}
+        return {"agent": aid, "tools": self.granted(t, loaded.offered), "diagnostics": []}
 
     def op_tool_call(self, args: dict[str, Any]) -> dict[str, Any]:
         aid, tool, targs = args.get("agent"), args.get("tool"), args.get("args", {})

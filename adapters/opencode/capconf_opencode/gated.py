@@ -58,6 +58,8 @@ def ask_or_end(oc: OpenCode, turn: Turn, directory: Path, session: str,
     its reply) or the turn ends (None, after the session is idle)."""
     deadline = time.monotonic() + TURN_TIMEOUT
     ended = False
+    fifo_base = oc.fifo_waits()
+    blocked_since: float | None = None
     while time.monotonic() < deadline:
         for ask in pending_asks(oc, directory, session):
             if str(ask.get("id")) not in known:
@@ -67,11 +69,29 @@ def ask_or_end(oc: OpenCode, turn: Turn, directory: Path, session: str,
             # (a rejected ask stops OpenCode's loop before the model is asked again)
             ended = True
             break
+        if _blocked_on_fifo(oc, fifo_base):
+            # OpenCode's tool sits in a FIFO open no one will ever match: the call cannot
+            # end, so waiting out the deadline would tell nothing more (require_ended
+            # reports the hang; the server is restarted before the next world)
+            blocked_since = blocked_since or time.monotonic()
+            if time.monotonic() - blocked_since >= FIFO_SETTLE:
+                oc.stuck = True
+                return None
+        else:
+            blocked_since = None
     wait_idle(oc, directory, session, limit=20 if ended else 3)
     for ask in pending_asks(oc, directory, session):  # asked just as the turn ended
         if str(ask.get("id")) not in known:
             return ask
     return None
+
+
+FIFO_SETTLE = 1.0  # seconds a FIFO wait must last before the call counts as hung
+
+
+def _blocked_on_fifo(oc: OpenCode, base: int | None) -> bool:
+    now = oc.fifo_waits()
+    return base is not None and now is not None and now > base
 
 
 def last_part(oc: OpenCode, directory: Path, session: str, skip: int) -> dict[str, Any] | None:
@@ -90,9 +110,13 @@ def require_ended(oc: OpenCode, directory: Path, session: str,
     state = (part or {}).get("state") or {}
     if state.get("status") in ("pending", "running"):
         oc.post(f"/session/{session}/abort", {}, directory=str(directory))
-        raise CallHung(f"OpenCode's `{part.get('tool') if part else '?'}` call did not end "
-                       f"within {TURN_TIMEOUT:.0f} s (its tool part is still "
-                       f"{state.get('status')})")
+        tool = part.get("tool") if part else "?"
+        if oc.stuck:
+            raise CallHung(f"OpenCode's `{tool}` call does not end: its tool part is still "
+                           f"{state.get('status')} and an OpenCode thread waits in the kernel "
+                           "for the other end of a FIFO it opened (wchan wait_for_partner)")
+        raise CallHung(f"OpenCode's `{tool}` call did not end within {TURN_TIMEOUT:.0f} s "
+                       f"(its tool part is still {state.get('status')})")
 
 
 def stopped_by_permission(state: dict[str, Any]) -> str | None:

@@ -110,6 +110,7 @@ class OpenCode:
         self.base = f"http://127.0.0.1:{self.port}"
         self.log = log
         self.wedged = False  # an instance stopped answering: restart before the next probe
+        self.stuck = False  # a call of OpenCode's hangs for good: restart at the next world
         cfg = self.home / "config" / "opencode"
         cfg.mkdir(parents=True)
         (cfg / "opencode.json").write_text(json.dumps({
@@ -184,6 +185,24 @@ class OpenCode:
              timeout: float = 30) -> Any:
         return self.request("POST", path, body if body is not None else {},
                             directory=directory, timeout=timeout)
+
+    def fifo_waits(self) -> int | None:
+        """How many of OpenCode's threads wait in the kernel for the other end of a FIFO
+        they open (Linux `wchan` `wait_for_partner`), or None where /proc does not say.
+        Why: a call that opens a FIFO nobody else opens never ends; seeing the thread
+        blocked there tells a hung call from a slow one without waiting out a deadline."""
+        count = 0
+        try:
+            tasks = os.listdir(f"/proc/{self.proc.pid}/task")
+        except OSError:
+            return None
+        for task in tasks:
+            try:
+                with open(f"/proc/{self.proc.pid}/task/{task}/wchan") as f:
+                    count += f.read().strip() == "wait_for_partner"
+            except OSError:
+                continue
+        return count
 
     def version(self) -> str:
         return str(self.get("/global/health").get("version", ""))

@@ -1,6 +1,7 @@
 """`opencode serve` for the HTTP reproductions: a private HOME (see _private_env), the
 adapter's scripted model as the only provider, one project directory, and plain HTTP
-calls. The server runs in its own process group and is killed with it on exit."""
+calls (standalone: see _private_env). The server runs in its own process group and is
+killed with it on exit."""
 
 from __future__ import annotations
 
@@ -9,19 +10,22 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from _private_env import private_env, write_scripted_config
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from capconf_opencode.model_server import ScriptedModel, Turn
-from capconf_opencode.runtime import MODEL, PROVIDER, _free_port, find_binary
+from _private_env import (
+    MODEL,
+    PROVIDER,
+    ScriptedModel,
+    Turn,
+    find_binary,
+    free_port,
+    private_env,
+    write_scripted_config,
+)
 
 
 class Serve:
@@ -77,7 +81,7 @@ def serve(tmp: Path, agents: dict[str, str]) -> Iterator[Serve]:
     """Start `opencode serve` for a project in `tmp` holding the agent files `agents`."""
     binary = find_binary()
     model = ScriptedModel()
-    port = _free_port()
+    port = free_port()
     home, proj = tmp / "home", tmp / "proj"
     (proj / ".opencode" / "agent").mkdir(parents=True)
     write_scripted_config(home, model)

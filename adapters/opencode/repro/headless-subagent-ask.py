@@ -17,12 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _private_env import private_env, write_scripted_config
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from capconf_opencode.model_server import ScriptedModel, Turn
-from capconf_opencode.runtime import find_binary
+from _private_env import ScriptedModel, Turn, find_binary, private_env, write_scripted_config
 
 
 def main() -> int:

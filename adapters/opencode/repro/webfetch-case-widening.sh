@@ -7,7 +7,7 @@
 # in a private HOME, no network, no model. Exit 0 = reproduced, 1 = not reproduced.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-bin="${CAPCONF_OPENCODE_BIN:-$here/node_modules/opencode-ai/bin/opencode.exe}"
+bin="${CAPCONF_OPENCODE_BIN:-$here/node_modules/opencode-linux-x64/bin/opencode}"
 [ -x "$bin" ] || { echo "no OpenCode binary at $bin (run: npm ci --prefix adapters/opencode)" >&2; exit 2; }
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/home" "$tmp/proj/.opencode/agent"

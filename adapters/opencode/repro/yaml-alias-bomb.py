@@ -19,11 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _private_env import private_env
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from capconf_opencode.runtime import find_binary
+from _private_env import find_binary, private_env
 
 LIMIT_BYTES = 2 * 1024**3
 LIMIT_SECONDS = 60.0

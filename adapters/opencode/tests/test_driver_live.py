@@ -99,3 +99,24 @@ def test_skills_come_from_opencode_discovery_and_its_skill_tool(tmp_path: Path) 
         assert denied["error_code"] == "SKILL-NOT-GRANTED" and "Payroll" not in str(denied)
     finally:
         assert s.close() == 0
+
+
+def test_a_file_opencode_refuses_is_definition_invalid_and_the_next_one_loads(
+        tmp_path: Path) -> None:
+    """Bug: the adapter invents a diagnostic code for a file OpenCode refuses (it once
+    answered `OPENCODE-AGENT-NOT-LOADED`, a code SPEC.md lacks), or the refusal OpenCode
+    caches for the shared definition directory leaks into the next definition."""
+    s = Session()
+    try:
+        s.request("hello")
+        assert s.request("world.setup", {"workspace": str(tmp_path)})["ok"]
+        refused = s.request("definition.parse", {
+            "source": "---\nname: t\ndescription: d\ntools:\n  - read\n  - grep: yes\n---\nB.\n"})
+        assert refused["ok"] is False and refused["error"]["code"] == "definition_invalid"
+        assert "tools" in refused["error"]["message"]  # OpenCode's own issue list
+        fine = s.request("definition.parse", {
+            "source": "---\nname: u\ndescription: d\ntools: [read]\n---\nB.\n"})
+        assert fine["ok"] is True and fine["result"]["tools"] == ["read"]
+        assert fine["result"]["diagnostics"] == []
+    finally:
+        assert s.close() == 0

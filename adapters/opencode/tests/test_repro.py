@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -21,12 +22,23 @@ SCRIPTS = sorted(p.name for p in REPRO.iterdir()
                  if p.suffix in (".sh", ".py") and not p.name.startswith("_"))
 
 
+@pytest.fixture(scope="module")
+def outcomes() -> dict[str, subprocess.CompletedProcess[str]]:
+    """Every reproduction, started at once: each mostly waits on its own OpenCode, so
+    running them side by side costs the slowest one's time, not the sum."""
+    def run(script: str) -> subprocess.CompletedProcess[str]:
+        runner = "bash" if script.endswith(".sh") else sys.executable
+        return subprocess.run([runner, str(REPRO / script)], capture_output=True, text=True,
+                              timeout=300, check=False)
+    with ThreadPoolExecutor(max_workers=len(SCRIPTS)) as pool:
+        return dict(zip(SCRIPTS, pool.map(run, SCRIPTS), strict=True))
+
+
 @pytest.mark.skipif(not HAVE_BINARY, reason="OpenCode not installed (npm ci --prefix ...)")
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_the_reproduction_still_reproduces(script: str) -> None:
-    runner = "bash" if script.endswith(".sh") else sys.executable
-    cmd = [runner, str(REPRO / script)]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+def test_the_reproduction_still_reproduces(
+        outcomes: dict[str, subprocess.CompletedProcess[str]], script: str) -> None:
+    done = outcomes[script]
     assert done.returncode == 0, f"{script} no longer reproduces:\n{done.stdout}\n{done.stderr}"
     assert "REPRODUCED" in done.stdout
 
