@@ -53,7 +53,7 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 def test_validate_text_output_of_hostile_names_values_and_diagnostics(
         capsys: pytest.CaptureFixture[str], agents: Path) -> None:
-    code, out, err = _cli(capsys, "validate", str(agents), "--impl", HOSTILE)
+    code, out, err = _cli(capsys, "validate", str(agents), "--impl", HOSTILE, "--strict")
     assert code == 1, err  # the hostile implementation adds a warning to every file
     assert_console_safe(out + err)
     assert "x\\n::warning::pwn.md" in out  # the name, shown escaped
@@ -63,7 +63,8 @@ def test_validate_text_output_of_hostile_names_values_and_diagnostics(
 @pytest.mark.parametrize("fmt", ["json", "sarif"])
 def test_validate_json_and_sarif_on_the_console(capsys: pytest.CaptureFixture[str],
                                                 agents: Path, fmt: str) -> None:
-    code, out, err = _cli(capsys, "validate", str(agents), "--impl", HOSTILE, "--format", fmt)
+    code, out, err = _cli(capsys, "validate", str(agents), "--impl", HOSTILE, "--format", fmt,
+                          "--strict")
     assert code == 1, err
     assert_console_safe(out + err)
     # escaped for the console, the same values for a JSON reader
