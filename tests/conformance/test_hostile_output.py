@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hostile_support import assert_console_safe, assert_markdown_safe
+from output_checks import assert_console_safe, assert_markdown_safe
 from suite_runner import run_cli, run_suite
 
 from capconf.conformance.cli import main
@@ -81,7 +81,7 @@ def _strings(value: object) -> list[str]:
 
 def test_validate_github_annotations(capsys: pytest.CaptureFixture[str], agents: Path) -> None:
     code, out, err = _cli(capsys, "validate", str(agents), "--impl", HOSTILE,
-                          "--format", "github")
+                          "--format", "github", "--strict")
     assert code == 1, err
     assert out.startswith("::warning file=")  # annotations are written as annotations
     assert_console_safe(out, annotations=True)
