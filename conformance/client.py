@@ -16,18 +16,33 @@ import json
 import os
 import queue
 import re
+import select
 import shlex
 import signal
 import subprocess
+import sys
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
+from pathlib import Path
 from collections.abc import Callable
 from typing import IO, Any, Protocol
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 STDERR_TAIL_BYTES = 16 * 1024
 POLL_SECONDS = 0.1
+EXIT_GRACE_SECONDS = 2.0
+"""After end of file on stdout, how long the process may take to exit before it is
+reported as having closed stdout while still running (a bound, not a timing: a process
+that exits closes its files first and is a zombie microseconds later)."""
+REAPER = Path(__file__).with_name("reaper.py")
+CONTAINED = sys.platform == "linux" and bool(sys.executable) and REAPER.is_file()
+"""Whether drivers run under ``reaper.py``, the subreaper that contains descendants which
+leave the process group (Linux only; elsewhere the process group is the containment)."""
+REAPER_SECONDS = 5.0
+ANSWERED_KEPT = 1024
+"""Request ids answered by one driver process that are remembered, to name a second
+answer to one of them as what it is."""
 
 
 def _no_constant(name: str) -> Any:
@@ -74,6 +89,11 @@ class ProtocolViolation(DriverFailure):
     """Output that is not a valid response: not JSON, wrong id, wrong shape."""
 
     outcome = "errored"
+
+
+class ImplementationClosedStdout(ProtocolViolation):
+    """The implementation closed its stdout but kept running: it can never answer
+    again, yet it did not exit, so "exited" would send its author to the wrong place."""
 
 
 class ImplementationCrashed(DriverFailure):
@@ -165,6 +185,7 @@ class SubprocessTransport:
         self._lines: queue.Queue[bytes | None] = queue.Queue()
         self._tail = StderrTail()
         self.last_returncode: int | None = None
+        self._answered: OrderedDict[int, str] = OrderedDict()  # id -> op, this process
 
     # -- process lifecycle ---------------------------------------------------------------
     def _start(self) -> subprocess.Popen[bytes]:
@@ -172,13 +193,8 @@ class SubprocessTransport:
         env.setdefault("PYTHONUNBUFFERED", "1")
         INTERRUPTS.starting += 1
         try:
-            proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, env=env, start_new_session=True)
-            LIVE.add(self)
-            self._proc = proc
-        except OSError as exc:
-            raise ImplementationCrashed(f"could not start {self.description}: {exc}", None,
-                                        "") from None
+            proc = self._popen(env)
+            self._answered = OrderedDict()
         finally:
             INTERRUPTS.starting -= 1
         INTERRUPTS.deliver()  # an outer kill during the start: now the group is known
@@ -187,6 +203,48 @@ class SubprocessTransport:
         threading.Thread(target=_read_lines, args=(proc.stdout, self._lines),
                          daemon=True).start()
         threading.Thread(target=self._tail.drain, args=(proc.stderr,), daemon=True).start()
+        return proc
+
+    def _popen(self, env: dict[str, str]) -> subprocess.Popen[bytes]:
+        """The driver's process, in a session of its own; on Linux under ``reaper.py``,
+        which reports on a pipe of its own whether the driver itself started (a command
+        that does not exist is "could not start", not a crash of the reaper)."""
+        pipes: dict[str, Any] = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE,
+                                 "stderr": subprocess.PIPE, "env": env,
+                                 "start_new_session": True}
+        if not CONTAINED:
+            try:
+                proc = subprocess.Popen(self.argv, **pipes)
+            except OSError as exc:
+                raise ImplementationCrashed(f"could not start {self.description}: {exc}",
+                                            None, "") from None
+            LIVE.add(self)
+            self._proc = proc
+            return proc
+        read_end, write_end = os.pipe()
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(REAPER), str(write_end), "--", *self.argv],
+                pass_fds=(write_end,), **pipes)
+        except OSError as exc:
+            os.close(read_end)
+            raise ImplementationCrashed(f"could not start {self.description}: {exc}", None,
+                                        "") from None
+        finally:
+            os.close(write_end)
+        LIVE.add(self)
+        self._proc = proc
+        try:
+            said = _read_status(read_end)
+        finally:
+            os.close(read_end)
+        if said != "ok":
+            self._discard()
+            _close_quietly(proc.stdout)
+            _close_quietly(proc.stderr)
+            why = said.removeprefix("error ") if said else "its reaper ended before it"
+            raise ImplementationCrashed(f"could not start {self.description}: {why}", None,
+                                        "")
         return proc
 
     def stderr_tail(self) -> str:
@@ -240,7 +298,24 @@ class SubprocessTransport:
 
     # -- one exchange ------------------------------------------------------------------------
     def exchange(self, request: dict[str, Any]) -> dict[str, Any]:
-        return self.exchange_raw(json.dumps(request).encode("utf-8"), str(request.get("op")))
+        op = str(request.get("op"))
+        response = self.exchange_raw(json.dumps(request).encode("utf-8"), op)
+        sent, got = request.get("id"), response.get("id")
+        if _is_id(sent) and _is_id(got) and got != sent and got in self._answered:
+            # One request is outstanding at a time, so this line answers none: a second
+            # answer to an earlier request. The stream is now one line behind; a fresh
+            # process puts the next case back in step.
+            self._discard()
+            raise ProtocolViolation(
+                f"response id {got} answers no outstanding request: request {got} "
+                f"(`{self._answered[got]}`) was answered already, so this is a second "
+                f"answer to it, read where the answer to request {sent} (`{op}`) was "
+                "due; one response per request, in order (section 2, Framing)")
+        if _is_id(sent):
+            self._answered[sent] = op
+            if len(self._answered) > ANSWERED_KEPT:
+                self._answered.popitem(last=False)
+        return response
 
     def exchange_raw(self, sent: bytes, op: str = "raw line") -> dict[str, Any]:
         """Send one line exactly as given (no newline inside; it is added) and read one
@@ -250,11 +325,13 @@ class SubprocessTransport:
             self._discard()
             proc = self._start()
         assert proc.stdin is not None
+        read_nothing = False
         try:
             proc.stdin.write(sent + b"\n")
             proc.stdin.flush()
         except OSError:
             line: bytes | None = None
+            read_nothing = True
         else:
             try:
                 line = self._next_line(proc)
@@ -265,9 +342,16 @@ class SubprocessTransport:
                     "process group was killed and will be restarted") from None
         if line is None:
             with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=2)
+                proc.wait(timeout=EXIT_GRACE_SECONDS)
             returncode = proc.returncode
             self._discard()
+            if returncode is None:  # end of file, yet the process runs on
+                closed = "its stdin" if read_nothing else "its stdout"
+                tail = self.stderr_tail()
+                raise ImplementationClosedStdout(
+                    f"the implementation closed {closed} while still running (at `{op}`); "
+                    "it can never answer again, so it was killed with every process it "
+                    "started; stderr tail:\n" + (tail[-4000:] or "(no stderr)"))
             self._tail.wait_closed(1.0)
             raise ImplementationCrashed(
                 f"the implementation exited while handling `{op}`", returncode,
@@ -293,6 +377,27 @@ class SubprocessTransport:
                     f"without its pair) at {_path_text(where)}; PROTO-03: every response "
                     "line is valid UTF-8 JSON, no lone surrogate, raw or escaped")
         return response
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _read_status(fd: int) -> str:
+    """What ``reaper.py`` says on its status pipe (``ok`` or ``error WHY``), read to end of
+    file; empty if it ended without a word. Bounded in time: a reaper that neither
+    speaks nor ends is reported, not waited on."""
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            break
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks).decode("utf-8", "replace")[:1000]
 
 
 # a JSON escape of a surrogate: only a line holding one is searched for a lone one
@@ -382,10 +487,18 @@ def _close_quietly(stream: IO[bytes] | None) -> None:
 
 
 def kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGKILL the session ``proc`` leads (it was started with ``start_new_session``, so
-    its group id is its pid): the wrapper and every process it started. The group may
-    outlive its leader (a daemonised grandchild), so it is killed even when the leader
-    has exited already."""
+    """End the implementation and everything it started. On Linux ``proc`` is its
+    ``reaper.py``: SIGTERM makes it kill and reap every descendant, including those that
+    left the group with ``setsid()`` or double-forked, and end. Then (and on other systems
+    only this) SIGKILL the session ``proc`` leads (started with ``start_new_session``, so
+    its group id is its pid): the wrapper and every process it started that stayed in
+    the group. The group may outlive its leader (a daemonised grandchild), so it is
+    killed even when the leader has exited already."""
+    if CONTAINED and proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=REAPER_SECONDS)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     if proc.poll() is None:
