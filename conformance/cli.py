@@ -33,7 +33,13 @@ from capconf.conformance.client import DriverFailure, kill_all
 from capconf.conformance.driver import Driver
 from capconf.conformance.locations import package_file, suite_dir
 from capconf.conformance.report_cli import REPORT_HANDLERS, add_report_parsers
-from capconf.conformance.safe_text import console_value, json_console, raw_stream
+from capconf.conformance.safe_text import (
+    console_value,
+    file_name,
+    is_utf8_name,
+    json_console,
+    raw_stream,
+)
 from capconf.conformance.spec_html import SPEC_HANDLERS, add_spec_parser
 
 # Commands that live in modules of their own: each has `register(sub, impl_options)`,
@@ -77,8 +83,27 @@ def _skill_layer_file(d: dict[str, Any], world: dict[str, Any]) -> str | None:
     return str(folder / "SKILL.md")
 
 
+def _bad_name(file: str, ns: argparse.Namespace) -> tuple[int, dict[str, Any]]:
+    """A file whose name is not UTF-8 (a folder may hold one): the protocol carries
+    names as JSON strings, so it is not sent; it is one error of its own, and the other
+    files are still validated (#38: one such name emptied the whole SARIF log)."""
+    from capconf.conformance.lint_formats import BAD_NAME
+
+    shown = file_name(file)
+    d = {"code": BAD_NAME, "severity": "error", "path": [], "line": None, "column": None,
+         "message": f"the file name {shown} is not valid UTF-8 (its undecodable bytes "
+                    "shown as \\xNN); the driver protocol carries names as UTF-8 JSON strings, so "
+                    "this file was not sent to the implementation nor validated; rename it"}
+    if not ns.json and ns.format == "text":
+        print(format_diagnostic(shown, d))
+    return 2, {"file": shown, "mode": ns.mode, "loaded": False, "tools": [],
+               "diagnostics": [d], "status": 2}
+
+
 def _validate_one(driver: Driver, file: str, ns: argparse.Namespace,
                   world: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    if not is_utf8_name(file):
+        return _bad_name(file, ns)
     data, name = read_definition(file)
     result = driver.request("definition.parse", {**source(data, name), "mode": ns.mode})
     severities = {d["severity"] for d in result["diagnostics"]}
@@ -118,7 +143,8 @@ def cmd_validate(ns: argparse.Namespace) -> int:
     finally:
         driver.close()
     if ns.format in ("github", "sarif"):
-        rendered = lint_formats.render(ns.format, [(r["file"], r) for r in results])
+        # the names as on disk: SARIF quotes their bytes into a URI that finds the file
+        rendered = lint_formats.render(ns.format, list(zip(files, results, strict=True)))
         if ns.format == "github":  # annotations: escaped by lint_formats, written as they are
             raw_stream(sys.stdout).write(rendered)
         else:

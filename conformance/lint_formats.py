@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from capconf.conformance.safe_text import github_data, github_property
+from capconf.conformance.safe_text import file_name, github_data, github_property
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 NOT_LOADED = "CAPCONF-NOT-LOADED"  # the rule of the synthetic "did not load" result
+BAD_NAME = "CAPCONF-FILE-NAME"  # a file whose name is not UTF-8: never sent, one error
 _GITHUB_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
@@ -56,7 +57,7 @@ def render_github(results: list[FileResult]) -> str:
     lines = []
     for result in results:
         for d in result.all_diagnostics():
-            props = [f"file={_gh_property(result.file)}"]
+            props = [f"file={_gh_property(file_name(result.file))}"]
             if d.get("line") is not None:
                 props.append(f"line={d['line']}")
                 if d.get("column") is not None:
@@ -73,11 +74,11 @@ def render_github(results: list[FileResult]) -> str:
 
 def _uri(file: str) -> str:
     """A URI reference for the file as it was named: relative stays relative (code
-    scanning resolves it against the checkout), absolute becomes ``file://``."""
+    scanning resolves it against the checkout), absolute becomes ``file://``. The name's bytes are quoted, so a name that is
+    not UTF-8 (held as surrogates) still points at its file."""
     path = PurePath(file)
-    if path.is_absolute():
-        return "file://" + urllib.parse.quote(path.as_posix())
-    return urllib.parse.quote(path.as_posix())
+    quoted = urllib.parse.quote(path.as_posix().encode("utf-8", "surrogateescape"))
+    return "file://" + quoted if path.is_absolute() else quoted
 
 
 def _rule(code: str, first_message: str, help_table: Mapping[str, tuple[str, str]]
@@ -85,6 +86,8 @@ def _rule(code: str, first_message: str, help_table: Mapping[str, tuple[str, str
     requirement, meaning = help_table.get(code, ("", ""))
     if code == NOT_LOADED:
         meaning = "the implementation refused to load the definition"
+    if code == BAD_NAME:
+        meaning = "the file name is not valid UTF-8, so it cannot be sent to an implementation"
     short = meaning or first_message
     text = (f"{code}: {meaning}. Defined by requirement {requirement} of the capconf "
             "specification (SPEC.md, section 12 lists every diagnostic code)."

@@ -77,6 +77,27 @@ def console_value(value: Any) -> str:
     return _no_commands(escape_controls(str(value), keep_lines=False))
 
 
+def file_name(name: str) -> str:
+    """A file name as it is on disk, for a console or any other text: bytes that are
+    not UTF-8 (which Python holds as the surrogates U+DC80-U+DCFF, `surrogateescape`)
+    shown as ``\\xNN``, the bytes themselves, rather than as a surrogate no reader knows;
+    then neutralised like any value (``console_value``)."""
+    try:
+        name = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate that is no escaped byte: console_value shows it
+        pass
+    return console_value(name)
+
+
+def is_utf8_name(name: str) -> bool:
+    """Whether a file name is valid UTF-8, so a JSON string can carry it."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 _JSON_UNSAFE = re.compile(f"[{_UNSAFE}]|##\\[")
 
 
