@@ -49,10 +49,17 @@ class Driver:
     def _exchange(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
         request_id = next(self._ids)
         response = self.transport.exchange({"id": request_id, "op": op, "args": args})
+        got = response.get("id")
+        if isinstance(got, int) and not isinstance(got, bool) and got != request_id:
+            # an answer to another request: its id is the finding, not the schema of a
+            # result that was never meant for `op`
+            raise ProtocolViolation(
+                f"response id {got} does not match request id {request_id} (`{op}`): it "
+                "answers no outstanding request; one response per request, in order")
         problems = validate_response(op, response)
         if problems:
             raise ProtocolViolation(f"invalid response to `{op}`: " + "; ".join(problems[:5]))
-        if response.get("id") != request_id:
+        if got != request_id:
             raise ProtocolViolation(
                 f"response id {response.get('id')!r} does not match request id {request_id}")
         return response
