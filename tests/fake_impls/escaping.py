@@ -9,9 +9,9 @@ MODE: escape PIDFILE -- at `hello`, start 40 grandchildren that leave the driver
       40 are written, so a test reads them before it ends the run. They sleep for 600 s
       and then stop themselves, so a failed test leaves nothing forever.
     | twice -- answers `hello` twice (the same line again), then like the reference.
-    | close-stdout -- answers `hello`, then closes stdout at the next request and keeps
-      running (it sleeps, reading nothing), as a driver whose stdout was closed by a
-      library would.
+    | close-stdout [PIDFILE] -- answers `hello` (having written its pid to PIDFILE),
+      then closes stdout at the next request and keeps running (it sleeps, reading
+      nothing), as a driver whose stdout was closed by a library would.
 """
 
 from __future__ import annotations
@@ -64,6 +64,9 @@ def escape(pidfile: str) -> None:
 
 def main() -> int:
     mode = sys.argv[1]
+    if mode == "close-stdout" and len(sys.argv) > 2:
+        with open(sys.argv[2], "w") as fh:
+            fh.write(f"{os.getpid()}\n")
     dispatcher = Dispatcher()
     requests = 0
     for line in sys.stdin:
