@@ -90,10 +90,11 @@ def _bad_name(file: str, ns: argparse.Namespace) -> tuple[int, dict[str, Any]]:
     from capconf.conformance.lint_formats import BAD_NAME
 
     shown = file_name(file)
-    d = {"code": BAD_NAME, "severity": "error", "path": [], "line": None, "column": None,
-         "message": f"the file name {shown} is not valid UTF-8 (its undecodable bytes "
-                    "shown as \\xNN); the driver protocol carries names as UTF-8 JSON strings, so "
-                    "this file was not sent to the implementation nor validated; rename it"}
+    message = (f"the file name {shown} is not valid UTF-8 (its undecodable bytes shown as "
+               "\\xNN); the driver protocol carries names as UTF-8 JSON strings, so this "
+               "file was not sent to the implementation nor validated; rename it")
+    d: dict[str, Any] = {"code": BAD_NAME, "severity": "error", "path": [], "line": None,
+                         "column": None, "message": message}
     if not ns.json and ns.format == "text":
         print(format_diagnostic(shown, d))
     return 2, {"file": shown, "mode": ns.mode, "loaded": False, "tools": [],

@@ -24,9 +24,9 @@ import sys
 import threading
 import time
 from collections import OrderedDict, deque
-from pathlib import Path
 from collections.abc import Callable
-from typing import IO, Any, Protocol
+from pathlib import Path
+from typing import IO, Any, Protocol, TypeGuard
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 STDERR_TAIL_BYTES = 16 * 1024
@@ -379,7 +379,7 @@ class SubprocessTransport:
         return response
 
 
-def _is_id(value: Any) -> bool:
+def _is_id(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

@@ -74,8 +74,9 @@ def render_github(results: list[FileResult]) -> str:
 
 def _uri(file: str) -> str:
     """A URI reference for the file as it was named: relative stays relative (code
-    scanning resolves it against the checkout), absolute becomes ``file://``. The name's bytes are quoted, so a name that is
-    not UTF-8 (held as surrogates) still points at its file."""
+    scanning resolves it against the checkout), absolute becomes ``file://``. The name's
+    bytes are quoted, so a name that is not UTF-8 (held as surrogates) still points at
+    its file."""
     path = PurePath(file)
     quoted = urllib.parse.quote(path.as_posix().encode("utf-8", "surrogateescape"))
     return "file://" + quoted if path.is_absolute() else quoted

@@ -30,6 +30,7 @@ its parent (we) reaps it, so the kill never reaches an unrelated process.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -79,10 +80,8 @@ def contain(driver: int | None) -> int | None:
     status = None
     while True:
         for pid in children(me):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         while True:
             try:
                 pid, wait_status = os.waitpid(-1, os.WNOHANG)

@@ -83,10 +83,10 @@ def file_name(name: str) -> str:
     shown as ``\\xNN``, the bytes themselves, rather than as a surrogate no reader knows;
     then neutralised like any value (``console_value``)."""
     try:
-        name = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     except UnicodeEncodeError:  # a surrogate that is no escaped byte: console_value shows it
-        pass
-    return console_value(name)
+        shown = name
+    return console_value(shown)
 
 
 def is_utf8_name(name: str) -> bool:

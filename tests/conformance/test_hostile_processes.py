@@ -17,6 +17,7 @@ Waits below are bounded polls for the kernel to finish a kill, never timed asser
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -78,10 +79,8 @@ def read_pids(path: Path, count: int) -> list[int]:
 def kill_left(pids: list[int]) -> None:
     """A failed test must not leave its sleepers behind (they end themselves anyway)."""
     for pid in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def test_the_driver_runs_under_the_reaper_here() -> None:

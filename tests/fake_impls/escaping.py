@@ -68,10 +68,8 @@ def main() -> int:
         with open(sys.argv[2], "w") as fh:
             fh.write(f"{os.getpid()}\n")
     dispatcher = Dispatcher()
-    requests = 0
-    for line in sys.stdin:
+    for requests, line in enumerate(sys.stdin, 1):
         request = json.loads(line)
-        requests += 1
         if mode == "close-stdout" and requests > 1:
             sys.stdout.close()
             os.close(1)
