@@ -79,19 +79,23 @@ def contain(driver: int | None) -> int | None:
     me = os.getpid()
     status = None
     while True:
-        for pid in children(me):
+        killed = children(me)
+        for pid in killed:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-        while True:
-            try:
-                pid, wait_status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return status
-            if pid == 0:
-                break
-            if pid == driver:
-                status = wait_status
-        time.sleep(0.005)  # a killed child is reaped by the kernel's schedule, not ours
+        for pid in killed:  # SIGKILLed children: waiting on each cannot hang
+            with contextlib.suppress(ChildProcessError):
+                _, wait_status = os.waitpid(pid, 0)
+                if pid == driver:
+                    status = wait_status
+        try:  # what reparented to us meanwhile, or was not listed yet
+            pid, wait_status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return status
+        if pid == driver:
+            status = wait_status
+        if pid == 0 and not killed:
+            time.sleep(0.001)  # a child that /proc did not show yet: list again
 
 
 def _end_like(status: int | None) -> int:
