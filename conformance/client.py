@@ -36,7 +36,8 @@ EXIT_GRACE_SECONDS = 2.0
 reported as having closed stdout while still running (a bound, not a timing: a process
 that exits closes its files first and is a zombie microseconds later)."""
 REAPER = Path(__file__).with_name("reaper.py")
-CONTAINED = sys.platform == "linux" and bool(sys.executable) and REAPER.is_file()
+CONTAINED = (sys.platform == "linux" and bool(sys.executable) and REAPER.is_file()
+             and os.path.isdir("/proc/self"))
 """Whether drivers run under ``reaper.py``, the subreaper that contains descendants which
 leave the process group (Linux only; elsewhere the process group is the containment)."""
 REAPER_SECONDS = 5.0

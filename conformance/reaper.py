@@ -39,6 +39,9 @@ import time
 
 PR_SET_CHILD_SUBREAPER = 36
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+UNLISTED_ROUNDS = 5000
+"""Rounds (of about a millisecond) in which a child may exist that /proc does not list,
+before ``contain`` gives up rather than spin: a listing lags a fork by microseconds."""
 
 
 class _Stop(Exception):
@@ -74,11 +77,13 @@ def children(me: int) -> list[int]:
 
 def contain(driver: int | None) -> int | None:
     """Kill and reap every descendant; the driver's wait status if it was reaped here.
-    Ends only when the kernel says there is no child left: a descendant whose parent is
-    killed reparents to us and is caught by the next round."""
+    Ends when the kernel says there is no child left: a descendant whose parent is
+    killed reparents to us and is caught by the next round. (Bounded, should /proc stop
+    listing a child that the kernel still has: see ``UNLISTED_ROUNDS``.)"""
     me = os.getpid()
     status = None
-    while True:
+    unlisted = 0
+    while unlisted < UNLISTED_ROUNDS:
         killed = children(me)
         for pid in killed:
             with contextlib.suppress(ProcessLookupError):
@@ -95,7 +100,9 @@ def contain(driver: int | None) -> int | None:
         if pid == driver:
             status = wait_status
         if pid == 0 and not killed:
-            time.sleep(0.001)  # a child that /proc did not show yet: list again
+            unlisted += 1  # a child that /proc did not show yet: list again
+            time.sleep(0.001)
+    return status  # bounded: the caller kills the process group after us
 
 
 def _end_like(status: int | None) -> int:

@@ -163,6 +163,40 @@ def test_an_answer_sent_twice_is_named_as_such_and_the_next_case_is_in_step() ->
         driver.close()
 
 
+class _AnswersTheFirstRequestAgain:
+    """A transport (no process) whose second answer is the first one again: the Driver,
+    whatever transport it has, names the id before it checks the schema."""
+
+    description = "replays"
+
+    def __init__(self) -> None:
+        self.first: dict[str, object] | None = None
+
+    def exchange(self, request: dict[str, object]) -> dict[str, object]:
+        if self.first is None:
+            self.first = {"id": request["id"], "ok": True,
+                          "result": {"implementation": {"name": "x", "language": "x"},
+                                     "spec_version": "0.1.0", "features": []}}
+        return self.first
+
+    def exchange_raw(self, sent: bytes, op: str = "raw line") -> dict[str, object]:
+        raise AssertionError("not used")
+
+    def close(self) -> None:
+        pass
+
+
+def test_any_transports_answer_to_another_request_is_named_before_its_schema() -> None:
+    driver = Driver(_AnswersTheFirstRequestAgain())
+    driver.hello()
+    with pytest.raises(ProtocolViolation) as caught:
+        driver.request("registry.list")
+    message = caught.value.message
+    assert "response id 1 does not match request id 2" in message, message
+    assert "answers no outstanding request" in message
+    assert "required property" not in message
+
+
 def test_a_driver_that_closes_stdout_but_runs_on_is_not_reported_as_exited(
         tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
