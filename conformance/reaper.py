@@ -37,6 +37,7 @@ import signal
 import sys
 import time
 
+PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 UNLISTED_ROUNDS = 5000
@@ -110,6 +111,8 @@ def _end_like(status: int | None) -> int:
         return 128 + signal.SIGTERM
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
+        # ending by the driver's SIGSEGV or SIGABRT must not dump this process's core
+        ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
         signal.signal(sig, signal.SIG_DFL)
         os.kill(os.getpid(), sig)
         return 128 + sig
