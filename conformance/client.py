@@ -93,8 +93,9 @@ class ProtocolViolation(DriverFailure):
 
 
 class ImplementationClosedStdout(ProtocolViolation):
-    """The implementation closed its stdout but kept running: it can never answer
-    again, yet it did not exit, so "exited" would send its author to the wrong place."""
+    """The implementation closed its stdout (or stopped reading its stdin) but kept
+    running: it can never answer again, yet it did not exit, so "exited" would send its
+    author to the wrong place."""
 
 
 class ImplementationCrashed(DriverFailure):
