@@ -172,6 +172,8 @@ class SubprocessTransport:
     session of its own (a new process group), and every ending -- a timeout, a crash, a
     garbage line, ``close`` -- kills the whole group, never only the wrapper: a grandchild
     left alive would keep the pipes open, so the run would wait for its end for good.
+    On Linux the command runs under ``reaper.py`` (a child subreaper), so descendants that
+    leave the group (``setsid()``, a double fork) are killed and reaped too.
     stdout and stderr are read by daemon threads that own their streams (the main thread
     never closes a stream a reader thread is blocked on, which would wait for the
     reader), and stderr is drained into a bounded tail so a flood never stalls the
@@ -244,7 +246,8 @@ class SubprocessTransport:
             self._discard()
             _close_quietly(proc.stdout)
             _close_quietly(proc.stderr)
-            why = said.removeprefix("error ") if said else "its reaper ended before it"
+            why = (said.removeprefix("error ") if said
+                   else "its reaper (reaper.py) ended or hung before starting it")
             raise ImplementationCrashed(f"could not start {self.description}: {why}", None,
                                         "")
         return proc
@@ -349,6 +352,7 @@ class SubprocessTransport:
             self._discard()
             if returncode is None:  # end of file, yet the process runs on
                 closed = "its stdin" if read_nothing else "its stdout"
+                self._tail.wait_closed(1.0)
                 tail = self.stderr_tail()
                 raise ImplementationClosedStdout(
                     f"the implementation closed {closed} while still running (at `{op}`); "
