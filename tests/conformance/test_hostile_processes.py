@@ -39,7 +39,7 @@ from capconf.conformance.client import (
 )
 from capconf.conformance.driver import Driver
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux",
+linux_only = pytest.mark.skipif(sys.platform != "linux",
                                 reason="containment of setsid() descendants is Linux only")
 
 FAKE = Path(__file__).resolve().parent.parent / "fake_impls" / "escaping.py"
@@ -83,12 +83,14 @@ def kill_left(pids: list[int]) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+@linux_only
 def test_the_driver_runs_under_the_reaper_here() -> None:
     """The tests below are about the Linux containment; they must not pass vacuously
     because it was switched off."""
     assert client.CONTAINED
 
 
+@linux_only
 def test_grandchildren_that_leave_the_group_do_not_outlive_close(tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
     transport = SubprocessTransport([sys.executable, str(FAKE), "escape", str(pidfile)],
@@ -107,6 +109,7 @@ def test_grandchildren_that_leave_the_group_do_not_outlive_close(tmp_path: Path)
     assert left == [], f"{len(left)} of 40 grandchildren outlived the driver"
 
 
+@linux_only
 def test_grandchildren_that_leave_the_group_do_not_outlive_a_command(
         tmp_path: Path) -> None:
     """The same through a whole `capconf smoke` run in its own process."""
@@ -123,6 +126,7 @@ def test_grandchildren_that_leave_the_group_do_not_outlive_a_command(
     assert left == [], f"{len(left)} of 40 grandchildren outlived `capconf smoke`"
 
 
+@linux_only
 def test_the_runner_leaves_its_hosts_other_children_alone(tmp_path: Path) -> None:
     """In-process (inside pytest) the runner neither becomes a subreaper nor kills a
     child that it did not start for a driver."""
