@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from _driverkit.protocol import ProtoError, dump, parse_line
+
 from . import observe
 from .approval import Policy, parse_policy
 from .definition import BadSource, Translated, source_bytes, translate
-from .protocol import ProtoError, dump, parse_line
 from .runtime import find_binary
 from .session import Session, Spawned
 from .vocabulary import claude_args, claude_name

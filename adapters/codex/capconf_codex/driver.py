@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar
 
+from _driverkit.protocol import ProtoError, dump, parse_line
+
 from . import approval, delegation
 from .model_server import Call, Say, ScriptedModel
 from .observe import Hop, Observation, observe
-from .protocol import ProtoError, dump, parse_line
 from .role import Role, normalised, translate
 from .runtime import BinaryMissing, Homes, find_binary
 from .source import BadSource, source_bytes

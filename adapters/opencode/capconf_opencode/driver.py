@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar
 
+from _driverkit.protocol import ProtoError, dump, parse_line
+
 from . import agents, approval_ops
 from .decide_probe import Prober
 from .definition import BadSource, Translated, normalised, source_bytes, translate
 from .model_server import ScriptedModel
 from .prompt import prompt_parts
-from .protocol import ProtoError, dump, parse_line
 from .runtime import OpenCode, find_binary
 from .vocabulary import TO_OPENCODE, capconf_name, opencode_id
 from .world import World, WorldInvalid, parse_world
