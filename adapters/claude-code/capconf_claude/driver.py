@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from _driverkit.protocol import ProtoError, dump, parse_line
+from _driverkit.world import WorldInvalid
 
 from . import observe
 from .approval import Policy, parse_policy
@@ -27,7 +28,7 @@ from .definition import BadSource, Translated, source_bytes, translate
 from .runtime import find_binary
 from .session import Session, Spawned
 from .vocabulary import claude_args, claude_name
-from .world import World, WorldInvalid, parse_world
+from .world import World, parse_world
 
 FEATURES = ["def", "tool", "prompt", "skills", "mcp", "approval", "memory", "delegation"]
 SPEC_VERSION = "0.1.0"

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, ClassVar
 
 from _driverkit.protocol import ProtoError, dump, parse_line
+from _driverkit.world import WorldInvalid
 
 from . import approval, delegation
 from .model_server import Call, Say, ScriptedModel
@@ -25,7 +26,7 @@ from .role import Role, normalised, translate
 from .runtime import BinaryMissing, Homes, find_binary
 from .source import BadSource, source_bytes
 from .vocabulary import capconf_names, codex_args, codex_tool, offered_names
-from .world import World, WorldInvalid, parse_world
+from .world import World, parse_world
 
 FEATURES = ["def", "tool", "prompt", "mcp", "delegation", "skills"]
 SPEC_VERSION = "0.1.0"

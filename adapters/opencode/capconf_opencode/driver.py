@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, ClassVar
 
 from _driverkit.protocol import ProtoError, dump, parse_line
+from _driverkit.world import WorldInvalid
 
 from . import agents, approval_ops
 from .decide_probe import Prober
@@ -29,7 +30,7 @@ from .model_server import ScriptedModel
 from .prompt import prompt_parts
 from .runtime import OpenCode, find_binary
 from .vocabulary import TO_OPENCODE, capconf_name, opencode_id
-from .world import World, WorldInvalid, parse_world
+from .world import World, parse_world
 
 FEATURES = ["def", "tool", "prompt", "call", "skills", "approval"]
 SPEC_VERSION = "0.1.0"
