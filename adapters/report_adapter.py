@@ -7,7 +7,7 @@ bad it is, the issue or a draft to file, and the reproduction; not 140 lines of 
 before the first one. So the cases are grouped by the finding their baseline entry cites
 (many cases, one cause), findings no case reaches are listed too (marked so), and the
 per-group and per-requirement tables follow. Every text from the run or the TOML goes
-through ``md_text`` (it may come from a hostile runtime or file).
+through ``safe_text`` (it may come from a hostile runtime or file).
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import findings
-from md_text import md, md_code
 from runs import Run, features, read_report
 
 from capconf.conformance import baselines, outcomes, standing
 from capconf.conformance.requirements import requirements
+from capconf.conformance.safe_text import md_code
+from capconf.conformance.safe_text import md_text as md
 
 SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
 _ISSUE_NUMBER = re.compile(r"/(?:issues|pull)/(\d+)$")
@@ -169,7 +170,8 @@ def render(run: Run, entries: tuple[baselines.Entry, ...],
     if unexplained:
         out += ["## Not explained by a finding", "",
                 "| case | outcome | why |", "|---|---|---|"]
-        out += [f"| {md_code(u.case)} | {u.outcome} | {u.why} |" for u in unexplained]
+        out += [f"| {md_code(u.case, in_table=True)} | {u.outcome} | {u.why} |"
+                for u in unexplained]
         out.append("")
     out += tables(run)
     return "\n".join(out).rstrip("\n") + "\n"

@@ -8,23 +8,25 @@ by side: the top findings across runtimes first (worst, widest first), then one 
 requirement with each runtime's status and links to the findings that explain it. Built
 from committed files only, so it is deterministic and `--check` can tell it is stale.
 The Markdown and the HTML are two renderings of one ``Page``; all text from runs and
-findings files is neutralised for where it goes (``md_text``).
+findings files is neutralised for where it goes (``capconf.conformance.safe_text``).
 """
 
 from __future__ import annotations
 
+import html
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
 import findings
-from md_text import esc, md
 from report_adapter import Reach, reaches, read_entries
 from runs import Run, read_report
 
 from capconf.conformance import standing
 from capconf.conformance.areas import AREAS
 from capconf.conformance.requirements import requirements
+from capconf.conformance.safe_text import escape_controls
+from capconf.conformance.safe_text import md_text as md
 
 TOP = 12  # findings shown in "top findings"
 SHORT = {standing.COMPLIANT: "pass", standing.EXPECTED_FAILURE: "fails",
@@ -167,6 +169,12 @@ td.partly{background:#fff6d5}td.na{background:#f4f4f4;color:#777}
 a{color:#0645ad}.f{font-size:12px}h2{margin-top:1.5em}dd{margin-bottom:.6em}"""
 _CLASS = {standing.COMPLIANT: "pass", standing.EXPECTED_FAILURE: "fails",
           standing.NON_COMPLIANT: "unexpected", standing.PARTLY_TESTED: "partly"}
+
+
+def esc(text: str) -> str:
+    """Text for HTML element content or a quoted attribute: controls and bidi overrides
+    as visible escapes (safe_text), then HTML's own escapes."""
+    return html.escape(escape_controls(text), quote=True)
 
 
 def _anchor(col: Column, fid: str) -> str:

@@ -89,7 +89,7 @@ def test_a_missing_file_outside_is_decided_before_it_is_looked_up(
 
 
 @pytest.mark.case("appr.task.child-exists-without-a-card")
-@pytest.mark.req("APPR-03")
+@pytest.mark.req("APPR-03", "DELEG-02")
 def test_task_creates_the_child_even_where_every_change_is_denied(impl: Harness) -> None:
     """Bug: Task is gated like a change, so under confirm-before-change unattended the
     delegation is denied and no child exists (attended, it waits for a card). APPR-03:

@@ -6,6 +6,6 @@ given the definition alone.
 
 Requirements: DELEG-01..06 APPR-06..08
 Spec: SPEC.md section 10a
-Suite: conformance/suite/test_delegation.py conformance/suite/test_delegation_decisions.py conformance/suite/delegation_world.py
+Suite: conformance/suite/test_delegation.py conformance/suite/test_delegation_decisions.py conformance/suite/delegation_world.py conformance/suite/test_second_sides_delegation.py conformance/suite/test_bug_shapes.py
 Golden: golden/delegation/
 """

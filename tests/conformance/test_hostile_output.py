@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hostile_support import assert_console_safe, assert_markdown_safe
+from output_checks import assert_console_safe, assert_markdown_safe
 from suite_runner import run_cli, run_suite
 
 from capconf.conformance.cli import main
@@ -53,7 +53,7 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 def test_validate_text_output_of_hostile_names_values_and_diagnostics(
         capsys: pytest.CaptureFixture[str], agents: Path) -> None:
-    code, out, err = _cli(capsys, "validate", str(agents), "--impl", HOSTILE)
+    code, out, err = _cli(capsys, "validate", str(agents), "--impl", HOSTILE, "--strict")
     assert code == 1, err  # the hostile implementation adds a warning to every file
     assert_console_safe(out + err)
     assert "x\\n::warning::pwn.md" in out  # the name, shown escaped
@@ -63,7 +63,8 @@ def test_validate_text_output_of_hostile_names_values_and_diagnostics(
 @pytest.mark.parametrize("fmt", ["json", "sarif"])
 def test_validate_json_and_sarif_on_the_console(capsys: pytest.CaptureFixture[str],
                                                 agents: Path, fmt: str) -> None:
-    code, out, err = _cli(capsys, "validate", str(agents), "--impl", HOSTILE, "--format", fmt)
+    code, out, err = _cli(capsys, "validate", str(agents), "--impl", HOSTILE, "--format", fmt,
+                          "--strict")
     assert code == 1, err
     assert_console_safe(out + err)
     # escaped for the console, the same values for a JSON reader
@@ -80,7 +81,7 @@ def _strings(value: object) -> list[str]:
 
 def test_validate_github_annotations(capsys: pytest.CaptureFixture[str], agents: Path) -> None:
     code, out, err = _cli(capsys, "validate", str(agents), "--impl", HOSTILE,
-                          "--format", "github")
+                          "--format", "github", "--strict")
     assert code == 1, err
     assert out.startswith("::warning file=")  # annotations are written as annotations
     assert_console_safe(out, annotations=True)

@@ -8,7 +8,7 @@ import io
 import json
 
 import pytest
-from hostile_support import assert_console_safe, assert_markdown_safe, render_gfm
+from output_checks import assert_console_safe, assert_markdown_safe, render_gfm
 
 from capconf.conformance import safe_text
 from capconf.conformance.lint_formats import FileResult, render_github

@@ -156,7 +156,8 @@ def test_an_implementations_text_cannot_issue_workflow_commands(
     hostile.chmod(0o755)
     run = _run(action_path, runner_temp, ws, impl=str(hostile), requirements="TOOL-01")
     log = run.step("run").log
-    assert run.failed and "::error title=forged::" in log  # it reached the console ...
+    # it reached the console, neutralised (conformance/safe_text.py) ...
+    assert run.failed and "\\x3a:error title=forged::" in log
     names = [(c.name, c.properties.get("title")) for c in run.commands]
     assert ("error", "forged") not in names and "add-mask" not in {n for n, _ in names}
     assert any(t and t.startswith("capconf ") for t in _errors(run))  # ... and ours did

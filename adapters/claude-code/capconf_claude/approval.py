@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .protocol import ProtoError
+from _driverkit.protocol import ProtoError
 
 # capconf tier -> Claude Code permission mode (the nearest Claude Code has; README:
 # Vocabulary says where they differ)

@@ -10,23 +10,23 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from _driverkit import serve
+from _driverkit.protocol import ProtoError
+
 from . import observe
 from .approval import Policy, parse_policy
 from .definition import BadSource, Translated, source_bytes, translate
-from .protocol import ProtoError, dump, parse_line
 from .runtime import find_binary
 from .session import Session, Spawned
 from .vocabulary import claude_args, claude_name
-from .world import World, WorldInvalid, parse_world
+from .world import World, parse_world
 
 FEATURES = ["def", "tool", "prompt", "skills", "mcp", "approval", "memory", "delegation"]
 SPEC_VERSION = "0.1.0"
@@ -290,25 +290,7 @@ class Driver:
         shutil.rmtree(self.priv, ignore_errors=True)
 
     def handle(self, line: bytes) -> dict[str, Any]:
-        rid: int | None = None
-        try:
-            rid, op, args = parse_line(line)
-            fn = self.OPS.get(op)
-            if fn is None:
-                raise ProtoError("not_implemented", f"op `{op}` is not implemented", None, rid)
-            if op not in ("hello", "world.setup", "shutdown") and self.world is None:
-                raise ProtoError("no_world", "world.setup first", None, rid)
-            return {"id": rid, "ok": True, "result": fn(self, args)}
-        except ProtoError as e:
-            if e.rid is None:
-                e.rid = rid
-            return e.response()
-        except WorldInvalid as e:
-            return {"id": rid, "ok": False,
-                    "error": {"code": "world_invalid", "message": str(e), "path": e.path}}
-        except Exception as e:  # a bug of the adapter: one response, not the connection
-            traceback.print_exc(file=sys.stderr)
-            return {"id": rid, "ok": False, "error": {"code": "internal", "message": repr(e)}}
+        return serve.handle(self, line)
 
 
 # Claude Code's tool_result texts that mean exactly a capconf outcome (README: Vocabulary)
@@ -369,19 +351,4 @@ def main() -> int:
     except RuntimeError as e:
         print(f"capconf-claude-code: {e}", file=sys.stderr)
         return 2
-    sys.setrecursionlimit(20000)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    out = sys.stdout.buffer
-    driver = Driver(binary)
-    try:
-        for line in sys.stdin.buffer:
-            if not line.strip(b" \t\r\n"):
-                continue
-            response = driver.handle(line.rstrip(b"\r\n"))
-            out.write(dump(response))
-            out.flush()
-            if response.get("ok") and response.get("result") == {} and b'"shutdown"' in line:
-                break
-    finally:
-        driver.close()
-    return 0
+    return serve.serve(lambda: Driver(binary))

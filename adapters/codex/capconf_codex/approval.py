@@ -15,7 +15,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-from .protocol import ProtoError
+from _driverkit.protocol import ProtoError
 
 if TYPE_CHECKING:
     from .driver import Driver

@@ -17,9 +17,10 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from _driverkit.protocol import ProtoError
+
 from .model_server import Call, Say
 from .observe import Hop, agent_id
-from .protocol import ProtoError
 from .role import Role
 from .vocabulary import MULTI_AGENT_NS
 

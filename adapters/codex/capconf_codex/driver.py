@@ -8,23 +8,23 @@ as `codex exec`, so Python keeps the adapter in the suite's own toolchain. Run i
 from __future__ import annotations
 
 import hashlib
-import signal
 import subprocess
 import sys
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar
 
+from _driverkit import serve
+from _driverkit.protocol import ProtoError
+
 from . import approval, delegation
 from .model_server import Call, Say, ScriptedModel
 from .observe import Hop, Observation, observe
-from .protocol import ProtoError, dump, parse_line
 from .role import Role, normalised, translate
 from .runtime import BinaryMissing, Homes, find_binary
 from .source import BadSource, source_bytes
 from .vocabulary import capconf_names, codex_args, codex_tool, offered_names
-from .world import World, WorldInvalid, parse_world
+from .world import World, parse_world
 
 FEATURES = ["def", "tool", "prompt", "mcp", "delegation", "skills"]
 SPEC_VERSION = "0.1.0"
@@ -279,25 +279,7 @@ class Driver:
         **approval.OPS}
 
     def handle(self, line: bytes) -> dict[str, Any]:
-        rid: int | None = None
-        try:
-            rid, op, args = parse_line(line)
-            fn = self.OPS.get(op)
-            if fn is None:
-                raise ProtoError("not_implemented", f"op `{op}` is not implemented", None, rid)
-            if op not in ("hello", "world.setup", "shutdown") and self.world is None:
-                raise ProtoError("no_world", "world.setup first", None, rid)
-            return {"id": rid, "ok": True, "result": fn(self, args)}
-        except ProtoError as e:
-            if e.rid is None:
-                e.rid = rid
-            return e.response()
-        except WorldInvalid as e:
-            return {"id": rid, "ok": False,
-                    "error": {"code": "world_invalid", "message": str(e), "path": e.path}}
-        except Exception as e:  # a bug of the adapter: one response, not the connection
-            traceback.print_exc(file=sys.stderr)
-            return {"id": rid, "ok": False, "error": {"code": "internal", "message": repr(e)}}
+        return serve.handle(self, line)
 
 
 def envelope(obs: Observation, mounted: list[str], tool: str) -> dict[str, Any]:
@@ -324,19 +306,4 @@ def main() -> int:
     except BinaryMissing as e:
         print(f"capconf-codex: {e}", file=sys.stderr)
         return 2
-    sys.setrecursionlimit(20000)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    out = sys.stdout.buffer
-    driver = Driver(binary, sys.stderr)
-    try:
-        for line in sys.stdin.buffer:
-            if not line.strip(b" \t\r\n"):
-                continue
-            response = driver.handle(line.rstrip(b"\r\n"))
-            out.write(dump(response))
-            out.flush()
-            if response.get("ok") and response.get("result") == {} and b'"shutdown"' in line:
-                break
-    finally:
-        driver.close()
-    return 0
+    return serve.serve(lambda: Driver(binary, sys.stderr))

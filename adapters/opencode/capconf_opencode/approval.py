@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .protocol import ProtoError
+from _driverkit.protocol import ProtoError
 
 TIERS = ("confirm-before-change", "auto-within-workspace", "auto-edit", "full-access")
 ATTENDANCE = ("attended", "unattended")

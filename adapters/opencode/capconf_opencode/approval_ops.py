@@ -14,9 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from _driverkit.protocol import ProtoError
+
 from . import agents, gated, skills
 from .approval import Card, Policy, parse_policy, session_rules
-from .protocol import ProtoError
 from .vocabulary import FROM_OPENCODE, TO_OPENCODE, opencode_args, opencode_id
 
 if TYPE_CHECKING:

@@ -18,9 +18,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from _driverkit.protocol import ProtoError
+
 from . import agents, gated
 from .approval import Policy, parse_policy, session_rules
-from .protocol import ProtoError
 from .vocabulary import TO_OPENCODE
 
 if TYPE_CHECKING:

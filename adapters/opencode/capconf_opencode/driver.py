@@ -11,24 +11,24 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar
+
+from _driverkit import serve
+from _driverkit.protocol import ProtoError
 
 from . import agents, approval_ops
 from .decide_probe import Prober
 from .definition import BadSource, Translated, normalised, source_bytes, translate
 from .model_server import ScriptedModel
 from .prompt import prompt_parts
-from .protocol import ProtoError, dump, parse_line
 from .runtime import OpenCode, find_binary
 from .vocabulary import TO_OPENCODE, capconf_name, opencode_id
-from .world import World, WorldInvalid, parse_world
+from .world import World, parse_world
 
 FEATURES = ["def", "tool", "prompt", "call", "skills", "approval"]
 SPEC_VERSION = "0.1.0"
@@ -293,25 +293,7 @@ class Driver:
            **approval_ops.OPS}
 
     def handle(self, line: bytes) -> dict[str, Any]:
-        rid: int | None = None
-        try:
-            rid, op, args = parse_line(line)
-            fn = self.OPS.get(op)
-            if fn is None:
-                raise ProtoError("not_implemented", f"op `{op}` is not implemented", None, rid)
-            if op not in ("hello", "world.setup", "shutdown") and self.world is None:
-                raise ProtoError("no_world", "world.setup first", None, rid)
-            return {"id": rid, "ok": True, "result": fn(self, args)}
-        except ProtoError as e:
-            if e.rid is None:
-                e.rid = rid
-            return e.response()
-        except WorldInvalid as e:
-            return {"id": rid, "ok": False,
-                    "error": {"code": "world_invalid", "message": str(e), "path": e.path}}
-        except Exception as e:  # a bug of the adapter: one response, not the connection
-            traceback.print_exc(file=sys.stderr)
-            return {"id": rid, "ok": False, "error": {"code": "internal", "message": repr(e)}}
+        return serve.handle(self, line)
 
 
 def main() -> int:
@@ -320,23 +302,4 @@ def main() -> int:
     except RuntimeError as e:
         print(f"capconf-opencode: {e}", file=sys.stderr)
         return 2
-    # OpenCode answers with whatever nesting a definition had; the reader must not be
-    # the first to give up (the request side is bounded by protocol.MAX_DEPTH)
-    sys.setrecursionlimit(20000)
-    # a harness that stops the driver with SIGTERM still gets the server stopped and
-    # the private home removed (the `finally` below)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    out = sys.stdout.buffer
-    driver = Driver(binary, sys.stderr)
-    try:
-        for line in sys.stdin.buffer:
-            if not line.strip(b" \t\r\n"):
-                continue
-            response = driver.handle(line.rstrip(b"\r\n"))
-            out.write(dump(response))
-            out.flush()
-            if response.get("ok") and response.get("result") == {} and b'"shutdown"' in line:
-                break
-    finally:
-        driver.close()
-    return 0
+    return serve.serve(lambda: Driver(binary, sys.stderr))

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from _driverkit.protocol import ProtoError
 from capconf_opencode.approval import ASKS, TIERS, Card, Policy, parse_policy, session_rules
 from capconf_opencode.approval_ops import envelope
-from capconf_opencode.protocol import ProtoError
 from capconf_opencode.vocabulary import TO_OPENCODE
 
 BUILTIN = list(TO_OPENCODE.values())

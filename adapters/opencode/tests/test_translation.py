@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from _driverkit.protocol import ProtoError, parse_line
+from _driverkit.world import WorldInvalid
 from capconf_opencode.definition import FRONT, auto_format, declared, translate
-from capconf_opencode.protocol import ProtoError, parse_line
 from capconf_opencode.vocabulary import AREA_TOOLS, FROM_OPENCODE, TO_OPENCODE, opencode_args
-from capconf_opencode.world import WorldInvalid, parse_world
+from capconf_opencode.world import parse_world
 
 
 def _front(text: bytes) -> dict[str, object]:

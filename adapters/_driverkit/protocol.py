@@ -1,7 +1,8 @@
 """capconf's JSON Lines framing (SPEC.md section 2, PROTO-03): one answer per line.
 
-Why its own module: whatever OpenCode does, a malformed line must get exactly one
-well-formed answer and the driver must keep reading.
+Why its own module: whatever the runtime does, a malformed line must get exactly one
+well-formed answer and the driver must keep reading. The framing is capconf's, not a
+runtime's, so the Python adapters share this one copy.
 """
 
 from __future__ import annotations

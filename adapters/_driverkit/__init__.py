@@ -1,0 +1,11 @@
+"""The runtime-neutral half of a Python capconf driver, shared by the Python adapters
+(claude-code, codex, opencode).
+
+Why one package: the JSON Lines framing (``protocol``), the validation of the
+`world.setup` arguments every runtime receives alike (``world``) and the request loop
+(``serve``) are capconf's protocol, not any runtime's behaviour; three copies drifted
+apart by one fix each. Each adapter's ``capconf_*`` package keeps only what says the world
+in its runtime's terms. The leading underscore keeps this folder out of the adapter list
+(adapters/contract.py, report_compat.py: it is no runtime). An adapter's entry script
+puts adapters/ on ``sys.path`` (appended: nothing there shadows an installed module).
+"""
