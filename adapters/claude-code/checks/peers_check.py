@@ -43,9 +43,9 @@ def hooks_in_subagents() -> str:
     files[".claude/settings.json"] = json.dumps({"hooks": {"PreToolUse": [{
         "matcher": "Bash", "hooks": [{"type": "command",
                                       "command": "echo blocked-by-hook >&2; exit 2"}]}]}})
-    _, r, _ = one_call(files, "Bash", {"command": "echo SUBAGENT-BASH-RAN",
+    _, r, _ = one_call(files, "Bash", {"command": "echo subagent_bash_ran",
                                        "description": "x"})
-    ran = r is not None and "SUBAGENT-BASH-RAN" in r[1] and "blocked-by-hook" not in r[1]
+    ran = r is not None and "subagent_bash_ran" in r[1] and "blocked-by-hook" not in r[1]
     return (f"#34692/#21460 (hooks skipped in subagents): "
             f"{'reproduces' if ran else 'does not reproduce'}; Bash result {r!r}")
 
