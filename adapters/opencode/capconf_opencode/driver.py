@@ -141,8 +141,13 @@ class Driver:
     def probe(self, args: dict[str, Any]) -> tuple[Translated, agents.Loaded]:
         world = self.need_world()
         t = self._translated(args)
+        # The directory is part of the key: OpenCode's prompt names it, so an answer
+        # cached from an earlier directory (before a refusal moved the loads on) would
+        # differ from a fresh load of the same file in the current one by the adapter's
+        # choice of directory alone, never by anything OpenCode decided.
         key = hashlib.sha256(json.dumps(world.config(), sort_keys=True).encode()
-                             + t.text + t.fmt.encode()).hexdigest()
+                             + t.text + t.fmt.encode()
+                             + str(self.def_dirs).encode()).hexdigest()
         if key in self.cache:
             return self.cache[key]
         # One project directory for every definition: OpenCode's system prompt names the
