@@ -107,7 +107,17 @@ class Driver:
             self.oc.wedged = True  # a thread of it hangs for good: a fresh server
         if self.world is not None and self.spawned_in_workspace and self.oc is not None \
                 and not self.oc.wedged:
-            # the last world's agents are gone: OpenCode may drop that instance
+            # the last world's agents are gone: OpenCode may drop that instance. Asks
+            # still waiting there would never be answered and keep their sessions (and
+            # the dispose) from ending: OpenCode then answers 503 for that directory, so
+            # the next world's first agent could not load. Nobody attends a world that
+            # is gone, so its asks are answered `reject` (as OpenCode's headless `run`
+            # does); nothing is reported from them.
+            ws = str(self.world.workspace)
+            asks = self.oc.get("/permission", directory=ws)
+            for ask in asks if isinstance(asks, list) else []:
+                self.oc.post(f"/permission/{ask['id']}/reply", {"reply": "reject"},
+                             directory=ws)
             agents.dispose(self.oc, self.world.workspace)
         self.world = None  # a refused setup leaves no world behind (PROTO-02)
         self.agents.clear()
