@@ -49,12 +49,19 @@ def write_agent(directory: Path, t: Translated) -> Path:
 
 def find_agent(oc: OpenCode, directory: Path,
                stem: str) -> tuple[dict[str, Any] | None, str | None]:
-    try:
-        answer = oc.get("/agent", directory=str(directory), timeout=AGENT_TIMEOUT)
-    except OSError:  # a timeout, or the connection reset by a wedged instance
-        oc.wedged = True
-        return None, (f"OpenCode did not answer GET /agent within {AGENT_TIMEOUT:.0f} s "
-                      "while loading this file")
+    for attempt in range(3):
+        try:
+            answer = oc.get("/agent", directory=str(directory), timeout=AGENT_TIMEOUT)
+        except OSError:  # a timeout, or the connection reset by a wedged instance
+            oc.wedged = True
+            return None, (f"OpenCode did not answer GET /agent within {AGENT_TIMEOUT:.0f} s "
+                          "while loading this file")
+        # 503 is OpenCode's server being unavailable, not a verdict on the file (its
+        # config issues come as 400 with the file's path): ask again, as any client would.
+        if not (isinstance(answer, dict) and answer.get("__http_error__") == 503) \
+                or attempt == 2:
+            break
+        time.sleep(1.0 + attempt)
     if isinstance(answer, dict) and "__http_error__" in answer:
         return None, str(answer.get("message") or answer.get("data") or answer)
     if not isinstance(answer, list):
@@ -110,13 +117,18 @@ def wait_idle(oc: OpenCode, directory: Path, session: str, limit: float = 20.0) 
     return False
 
 
-def dispose(oc: OpenCode, directory: Path) -> None:
+def dispose(oc: OpenCode, directory: Path) -> bool:
     """Let OpenCode drop its instance of `directory` (it re-reads the agent files there
-    on the next request); an instance that does not answer marks the server wedged."""
+    on the next request); an instance that does not answer marks the server wedged.
+    False when OpenCode did not confirm the dispose (an HTTP error such as 503 under
+    load): its instance, with the agent files it read, may still be there, so the caller
+    must not load another file in that directory."""
     try:
-        oc.post("/instance/dispose", directory=str(directory), timeout=AGENT_TIMEOUT)
+        answer = oc.post("/instance/dispose", directory=str(directory), timeout=AGENT_TIMEOUT)
     except OSError:
         oc.wedged = True
+        return False
+    return not (isinstance(answer, dict) and "__http_error__" in answer)
 
 
 def new_session(oc: OpenCode, directory: Path, parent: str | None = None,

@@ -63,6 +63,7 @@ class Driver:
         self.priv = Path(tempfile.mkdtemp(prefix="capconf-opencode-work-"))
         self.probes = 0
         self.def_dirs = 0
+        self.def_config: str | None = None  # the world config the directory was set up for
         self.cache: dict[str, tuple[Translated, agents.Loaded]] = {}
         self.agents: dict[str, Agent] = {}
         self.spawned_in_workspace = False
@@ -106,7 +107,17 @@ class Driver:
             self.oc.wedged = True  # a thread of it hangs for good: a fresh server
         if self.world is not None and self.spawned_in_workspace and self.oc is not None \
                 and not self.oc.wedged:
-            # the last world's agents are gone: OpenCode may drop that instance
+            # the last world's agents are gone: OpenCode may drop that instance. Asks
+            # still waiting there would never be answered and keep their sessions (and
+            # the dispose) from ending: OpenCode then answers 503 for that directory, so
+            # the next world's first agent could not load. Nobody attends a world that
+            # is gone, so its asks are answered `reject` (as OpenCode's headless `run`
+            # does); nothing is reported from them.
+            ws = str(self.world.workspace)
+            asks = self.oc.get("/permission", directory=ws)
+            for ask in asks if isinstance(asks, list) else []:
+                self.oc.post(f"/permission/{ask['id']}/reply", {"reply": "reject"},
+                             directory=ws)
             agents.dispose(self.oc, self.world.workspace)
         self.world = None  # a refused setup leaves no world behind (PROTO-02)
         self.agents.clear()
@@ -141,8 +152,18 @@ class Driver:
     def probe(self, args: dict[str, Any]) -> tuple[Translated, agents.Loaded]:
         world = self.need_world()
         t = self._translated(args)
-        key = hashlib.sha256(json.dumps(world.config(), sort_keys=True).encode()
-                             + t.text + t.fmt.encode()).hexdigest()
+        config = json.dumps(world.config(), sort_keys=True)
+        if self.def_config is not None and config != self.def_config:
+            # Another world's config (its skills paths...): a directory of its own, so no
+            # instance OpenCode may still hold for the last config is ever asked again.
+            self.def_dirs += 1
+        self.def_config = config
+        # The directory is part of the key: OpenCode's prompt names it, so an answer
+        # cached from an earlier directory (before a refusal moved the loads on) would
+        # differ from a fresh load of the same file in the current one by the adapter's
+        # choice of directory alone, never by anything OpenCode decided.
+        key = hashlib.sha256(config.encode() + t.text + t.fmt.encode()
+                             + str(self.def_dirs).encode()).hexdigest()
         if key in self.cache:
             return self.cache[key]
         # One project directory for every definition: OpenCode's system prompt names the
@@ -156,12 +177,16 @@ class Driver:
         directory.mkdir(exist_ok=True)
         world.write_config(directory)
         oc = self.runtime()
+        disposed = False
         try:
             loaded = agents.load(oc, self.require_model(), directory, t, settle=False)
         finally:
             if not oc.wedged:
-                agents.dispose(oc, directory)
-        if loaded.agent is None:
+                disposed = agents.dispose(oc, directory)
+        # A refused file leaves its error cached for the directory, and an instance
+        # OpenCode did not confirm disposing may still hold this file's agents: either
+        # way the next definition is loaded in a directory of its own.
+        if loaded.agent is None or not disposed:
             self.def_dirs += 1
         self.cache[key] = (t, loaded)
         return t, loaded

@@ -1,0 +1,59 @@
+"""How the adapter reuses OpenCode's per-directory instances, without the binary: a stub
+stands for `opencode serve`'s HTTP answers. Each test names the adapter bug it is for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from capconf_opencode import agents
+
+
+class StubServer:
+    """Answers GET /agent and POST /instance/dispose from scripted lists."""
+
+    def __init__(self, gets: list[Any], posts: list[Any] | None = None) -> None:
+        self.gets, self.posts = list(gets), list(posts or [])
+        self.wedged = False
+        self.calls: list[str] = []
+
+    def get(self, path: str, directory: str | None = None, timeout: float = 30) -> Any:
+        self.calls.append(f"GET {path}")
+        return self.gets.pop(0)
+
+    def post(self, path: str, body: Any = None, directory: str | None = None,
+             timeout: float = 30) -> Any:
+        self.calls.append(f"POST {path}")
+        answer = self.posts.pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+
+def test_a_dispose_opencode_did_not_confirm_is_reported() -> None:
+    """Bug: a dispose answered 503 was taken as done, so the next file loaded in that
+    directory was answered by the old instance with the previous file's agent."""
+    assert agents.dispose(StubServer([], [True]), Path("/p")) is True  # type: ignore[arg-type]
+    refused = StubServer([], [{"__http_error__": 503}])
+    assert agents.dispose(refused, Path("/p")) is False  # type: ignore[arg-type]
+    assert not refused.wedged
+    hung = StubServer([], [TimeoutError()])
+    assert agents.dispose(hung, Path("/p")) is False  # type: ignore[arg-type]
+    assert hung.wedged
+
+
+def test_get_agent_503_is_asked_again_and_a_400_is_opencode_s_verdict(monkeypatch: Any) -> None:
+    """Bug: OpenCode's server being unavailable (503) was reported as OpenCode refusing
+    the file (definition_invalid); a 400 (its config issue for the file) is the verdict."""
+    monkeypatch.setattr(agents.time, "sleep", lambda s: None)
+    mine = {"name": "a", "native": False, "description": "d"}
+    busy = StubServer([{"__http_error__": 503}, [mine]])
+    assert agents.find_agent(busy, Path("/p"), "a") == (mine, None)  # type: ignore[arg-type]
+    assert busy.calls == ["GET /agent", "GET /agent"]
+    refused = StubServer([{"__http_error__": 400, "message": "description: got null"}])
+    agent, error = agents.find_agent(refused, Path("/p"), "a")  # type: ignore[arg-type]
+    assert agent is None and error == "description: got null"
+    assert refused.calls == ["GET /agent"]
+    down = StubServer([{"__http_error__": 503}] * 3)
+    agent, error = agents.find_agent(down, Path("/p"), "a")  # type: ignore[arg-type]
+    assert agent is None and "503" in str(error) and len(down.calls) == 3
