@@ -179,7 +179,11 @@ class Driver:
         oc = self.runtime()
         disposed = False
         try:
-            loaded = agents.load(oc, self.require_model(), directory, t, settle=False)
+            # The turn settles before the dispose: a session still finishing its turn
+            # brings the directory's instance back after the dispose, with the agent
+            # files it read, and the next file loaded there was answered by that stale
+            # instance (the previous definition's agent under the same name).
+            loaded = agents.load(oc, self.require_model(), directory, t, settle=True)
         finally:
             if not oc.wedged:
                 disposed = agents.dispose(oc, directory)
