@@ -12,41 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
-
-from capconf.conformance.cli import main
+from hostile_support import cli_with_deadline as run_cli
 
 AGENT = "---\nname: a\ndescription: d\ntools: [read]\n---\nWork.\n"
-DEADLINE = 30.0
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str,
-            fifos: tuple[Path, ...] = ()) -> tuple[int, str, str]:
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["code"] = main(list(argv))
-        except SystemExit as exc:
-            box["code"] = exc.code if isinstance(exc.code, int) else 2
-        except BaseException as exc:  # a traceback is the failure being tested
-            box["error"] = exc
-
-    thread = threading.Thread(target=work, daemon=True)
-    thread.start()
-    thread.join(DEADLINE)
-    if thread.is_alive():
-        for fifo in fifos:  # release a blocked open, then fail
-            fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
-            os.close(fd)
-        pytest.fail(f"capconf {' '.join(argv)} did not answer in {DEADLINE} s")
-    out, err = capsys.readouterr()
-    assert "error" not in box, f"traceback: {box.get('error')!r}"
-    return int(box["code"]), out, err
 
 
 @pytest.fixture

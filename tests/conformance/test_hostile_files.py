@@ -8,42 +8,14 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hostile_support import cli_with_deadline as _cli
 from suite_runner import run_cli
 
-from capconf.conformance.cli import main
-
-DEADLINE = 30.0
 HEADER = json.dumps({"type": "header", "suite_version": "0.1.0", "impl": "x"})
-
-
-def _cli(capsys: pytest.CaptureFixture[str], *argv: str,
-         fifos: tuple[Path, ...] = ()) -> tuple[int, str, str]:
-    """``capconf ARGV`` in a thread with a deadline: a blocked open fails the test."""
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["code"] = main(list(argv))
-        except SystemExit as exc:
-            box["code"] = exc.code if isinstance(exc.code, int) else 2
-        except BaseException as exc:  # a traceback is the failure being tested
-            box["error"] = exc
-
-    thread = threading.Thread(target=work, daemon=True)
-    thread.start()
-    thread.join(DEADLINE)
-    if thread.is_alive():
-        for fifo in fifos:
-            os.close(os.open(fifo, os.O_RDWR | os.O_NONBLOCK))
-        pytest.fail(f"capconf {' '.join(argv)} did not answer in {DEADLINE} s")
-    out, err = capsys.readouterr()
-    assert "error" not in box, f"traceback: {box.get('error')!r}"
-    return int(box["code"]), out, err
 
 
 def _report(tmp_path: Path, name: str, *lines: str) -> Path:
