@@ -62,9 +62,17 @@ export function validateWorld(core, args) {
     const v = args[key];
     if (v !== undefined && v !== null && (typeof v !== 'object' || Array.isArray(v))) throw invalid(`\`${key}\` must be an object`, [key]);
   }
-  const refused = new Set(notGrantable.map((r) => r.name));
+  // capconf's world rule (SPEC TOOL-04, decided points): registry names are distinct under
+  // ASCII case folding, within `grantable` and across the two lists; Gemini has no registry,
+  // so this is the adapter's side of world.setup, as _driverkit/world.py is the others'.
+  const fold = (s) => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
+  const seen = new Map();
   registry.forEach((n, i) => {
-    if (refused.has(n)) throw invalid(`\`${n}\` is both grantable and not grantable`, ['grantable', i]);
+    if (seen.has(fold(n))) throw invalid(`registry names \`${seen.get(fold(n))}\` and \`${n}\` are equal up to case`, ['grantable', i]);
+    seen.set(fold(n), n);
+  });
+  notGrantable.forEach((r, i) => {
+    if (seen.has(fold(r.name))) throw invalid(`\`${r.name}\` is both grantable and not grantable`, ['not_grantable', i]);
   });
   return {workspace: fs.realpathSync(ws), frame: args.frame ?? null, registry, not_grantable: notGrantable,
     session_tools: session, legacy_fallback: legacy, raw: args};
