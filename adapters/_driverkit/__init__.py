@@ -8,4 +8,9 @@ apart by one fix each. Each adapter's ``capconf_*`` package keeps only what says
 in its runtime's terms. The leading underscore keeps this folder out of the adapter list
 (adapters/contract.py, report_compat.py: it is no runtime). An adapter's entry script
 puts adapters/ on ``sys.path`` (appended: nothing there shadows an installed module).
+``request`` checks the arguments every definition op carries.
+
+Nothing to pin here: the package uses Python's standard library only and drives no
+runtime; each runtime is pinned exactly by its own adapter's package.json and
+package-lock.json (contract check `pinned-install`).
 """

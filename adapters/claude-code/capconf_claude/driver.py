@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from _driverkit import serve
 from _driverkit.protocol import ProtoError
+from _driverkit.request import definition_args
 
 from . import observe
 from .approval import Policy, parse_policy
@@ -70,17 +71,7 @@ class Driver:
         return self.world
 
     def _translated(self, args: dict[str, Any]) -> Translated:
-        try:
-            raw = source_bytes(args)
-        except BadSource as e:
-            raise ProtoError("bad_request", str(e), ["args", "source"]) from e
-        fmt = args.get("format", "auto")
-        if fmt not in ("auto", "yaml", "markdown"):
-            raise ProtoError("bad_request", "`format` is auto, yaml or markdown",
-                             ["args", "format"])
-        filename = args.get("filename")
-        if filename is not None and not isinstance(filename, str):
-            raise ProtoError("bad_request", "`filename` must be a string", ["args", "filename"])
+        raw, fmt, filename = definition_args(args, source_bytes, BadSource)
         self.n += 1
         return translate(raw, fmt, filename, self.n)
 
