@@ -8,9 +8,10 @@ apart by one fix each. Each adapter's ``capconf_*`` package keeps only what says
 in its runtime's terms. The leading underscore keeps this folder out of the adapter list
 (adapters/contract.py, report_compat.py: it is no runtime). An adapter's entry script
 puts adapters/ on ``sys.path`` (appended: nothing there shadows an installed module).
-``request`` checks the arguments every definition op carries.
+``request`` checks the arguments every definition op carries; ``source`` reads a
+definition source the way capconf does (bytes, declared names, YAML 1.2).
 
-Nothing to pin here: the package uses Python's standard library only and drives no
-runtime; each runtime is pinned exactly by its own adapter's package.json and
-package-lock.json (contract check `pinned-install`).
+Nothing to pin here: the package uses Python's standard library and capconf's own
+PyYAML (capconf's pyproject.toml) and drives no runtime; each runtime is pinned exactly
+by its own adapter's package.json and package-lock.json (contract `pinned-install`).
 """

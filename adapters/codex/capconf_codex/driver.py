@@ -17,13 +17,13 @@ from typing import Any, BinaryIO, ClassVar
 from _driverkit import serve
 from _driverkit.protocol import ProtoError
 from _driverkit.request import definition_args
+from _driverkit.source import BadSource, source_bytes
 
 from . import approval, delegation
 from .model_server import Call, Say, ScriptedModel
 from .observe import Hop, Observation, observe
 from .role import Role, normalised, translate
 from .runtime import BinaryMissing, Homes, find_binary
-from .source import BadSource, source_bytes
 from .vocabulary import capconf_names, codex_args, codex_tool, offered_names
 from .world import World, parse_world
 

@@ -20,7 +20,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .source import FRONT, auto_format, declared, load_yaml
+from _driverkit.source import declared, load_yaml
+
+from .source import FRONT, auto_format
 
 NOT_IN_CODEX = ("tools", "skills", "knowledge", "memory")
 SAFE_STEM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,100}$")

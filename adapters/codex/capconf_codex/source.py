@@ -1,86 +1,16 @@
-"""Reading a capconf definition source: its bytes, its format, its YAML keys.
+"""Reading a capconf definition source for Codex: its format and its front matter.
 
 Why its own module: the adapter must know which keys a definition declares to translate
-them into a Codex role file, and nothing more; PyYAML reads them the YAML 1.2 way
-(`tools: [on, yes]` names tools, not booleans). Codex never sees this reading: it reads
-the role file the adapter writes from it.
+them into a Codex role file, and nothing more (the source bytes, the declared names and
+the YAML 1.2 reading are capconf's, in _driverkit/source.py). Codex never sees this
+reading: it reads the role file the adapter writes from it.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import datetime
 import re
-from typing import Any
-
-import yaml
 
 FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?---[ \t]*(?:\r?\n|\Z)(.*)\Z", re.S)
-
-
-class BadSource(ValueError):
-    """`source` / `source_b64` missing or not decodable: a bad request, not a definition."""
-
-
-def source_bytes(args: dict[str, Any]) -> bytes:
-    if isinstance(args.get("source"), str):
-        return str(args["source"]).encode("utf-8", "surrogatepass")
-    if isinstance(args.get("source_b64"), str):
-        try:
-            return base64.b64decode(args["source_b64"], validate=True)
-        except (binascii.Error, ValueError) as e:
-            raise BadSource(f"source_b64 is not base64: {e}") from e
-    raise BadSource("one of `source` (text) or `source_b64` is required")
-
-
-# capconf's trim of a declared name (TOOL-02): spaces and tabs only; a NO-BREAK or
-# IDEOGRAPHIC SPACE is part of the name and reaches Codex as written
-NAME_PAD = " \t"
-
-
-def declared(value: Any) -> list[str] | None:
-    """The tool names a `tools` value declares, as written (trimmed of spaces and tabs),
-    or None."""
-    if value is None:  # `tools:` with nothing after it declares the empty list
-        return []
-    if isinstance(value, str):
-        return [p.strip(NAME_PAD) for p in value.split(",") if p.strip(NAME_PAD)]
-    if isinstance(value, list) and all(_is_name(v) for v in value):
-        # a name is text: `7` or `2024-01-01` in a list names a tool; an empty entry
-        # (`~`, a bare `-`) names none
-        return [_text(v).strip(NAME_PAD) for v in value if v is not None]
-    return None
-
-
-def _is_name(v: Any) -> bool:
-    return v is None or (isinstance(v, (str, int, float, datetime.date)) and \
-        not isinstance(v, bool))
-
-
-def _text(v: Any) -> str:
-    return v.isoformat() if isinstance(v, datetime.date) else str(v)
-
-
-class _Yaml12Loader(yaml.SafeLoader):
-    """PyYAML with YAML 1.2's booleans (only true/false): the adapter reads the source
-    only to find the keys to translate, and `tools: [on, yes]` names tools, not booleans
-    (capconf reads YAML 1.2 too)."""
-
-
-_Yaml12Loader.yaml_implicit_resolvers = {
-    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:bool"]
-    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-_Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-    list("tTfF"))
-
-
-def load_yaml(text: str) -> Any:
-    try:
-        return yaml.load(text, Loader=_Yaml12Loader)  # a SafeLoader subclass
-    except (yaml.YAMLError, RecursionError):
-        return None
 
 
 DOC_START = re.compile(r"\A---[ \t]*(?:\r\n|\r|\n)")

@@ -12,15 +12,14 @@ and every value is passed exactly as written, so OpenCode decides what a name me
 
 from __future__ import annotations
 
-import base64
-import binascii
-import datetime
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+from _driverkit.source import declared
+from _driverkit.source import load_yaml as _load
 
 from .skills import declared_skills, permission_rules
 from .vocabulary import TO_OPENCODE
@@ -31,10 +30,6 @@ DEF_KEYS = {"name", "description", "tools", "prompt", *CAPABILITY_KEYS}
 # one harmless path component; anything else is judged by OpenCode under a neutral name
 UNSAFE_STEM = re.compile(r"[/\\\x00-\x1f\x7f]|^\.|^-")
 FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?---[ \t]*(?:\r?\n|\Z)(.*)\Z", re.S)
-
-
-class BadSource(ValueError):
-    """`source` / `source_b64` missing or not decodable: a bad request, not a definition."""
 
 
 @dataclass
@@ -48,66 +43,6 @@ class Translated:
     body: str | None
     declared_tools: list[str] | None
     notes: list[str] = field(default_factory=list)
-
-
-def source_bytes(args: dict[str, Any]) -> bytes:
-    if isinstance(args.get("source"), str):
-        return str(args["source"]).encode("utf-8", "surrogatepass")
-    if isinstance(args.get("source_b64"), str):
-        try:
-            return base64.b64decode(args["source_b64"], validate=True)
-        except (binascii.Error, ValueError) as e:
-            raise BadSource(f"source_b64 is not base64: {e}") from e
-    raise BadSource("one of `source` (text) or `source_b64` is required")
-
-
-# capconf's trim of a declared name (TOOL-02): spaces and tabs only; a NO-BREAK or
-# IDEOGRAPHIC SPACE is part of the name and reaches OpenCode as written
-NAME_PAD = " \t"
-
-
-def declared(value: Any) -> list[str] | None:
-    """The tool names a `tools` value declares, as written (trimmed of spaces and tabs),
-    or None."""
-    if value is None:  # `tools:` with nothing after it declares the empty list
-        return []
-    if isinstance(value, str):
-        return [p.strip(NAME_PAD) for p in value.split(",") if p.strip(NAME_PAD)]
-    if isinstance(value, list) and all(_is_name(v) for v in value):
-        # a name is text: `7` or `2024-01-01` in a list names a tool; an empty entry
-        # (`~`, a bare `-`) names none
-        return [_text(v).strip(NAME_PAD) for v in value if v is not None]
-    return None
-
-
-def _is_name(v: Any) -> bool:
-    return v is None or (isinstance(v, (str, int, float, datetime.date)) and \
-        not isinstance(v, bool))
-
-
-def _text(v: Any) -> str:
-    return v.isoformat() if isinstance(v, datetime.date) else str(v)
-
-
-class _Yaml12Loader(yaml.SafeLoader):
-    """PyYAML with YAML 1.2's booleans (only true/false): the adapter reads the source
-    only to find the keys to translate, and `tools: [on, yes]` names tools, not booleans
-    (OpenCode's own reader, js-yaml, is YAML 1.2 too)."""
-
-
-_Yaml12Loader.yaml_implicit_resolvers = {
-    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:bool"]
-    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-_Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-    list("tTfF"))
-
-
-def _load(text: str) -> Any:
-    try:
-        return yaml.load(text, Loader=_Yaml12Loader)  # a SafeLoader subclass
-    except (yaml.YAMLError, RecursionError):
-        return None
 
 
 TOP_KEY = re.compile(r"""^(?:"([^"]*)"|'([^']*)'|([^\s#'"\-?][^:#]*?))\s*:(?:\s|$)""")

@@ -21,10 +21,11 @@ from typing import Any, BinaryIO, ClassVar
 from _driverkit import serve
 from _driverkit.protocol import ProtoError
 from _driverkit.request import definition_args
+from _driverkit.source import BadSource, source_bytes
 
 from . import agents, approval_ops
 from .decide_probe import Prober
-from .definition import BadSource, Translated, normalised, source_bytes, translate
+from .definition import Translated, normalised, translate
 from .model_server import ScriptedModel
 from .prompt import prompt_parts
 from .runtime import OpenCode, find_binary
