@@ -1,7 +1,8 @@
 """capconf's side of reading a definition source, shared by the adapters that translate
 it (codex, opencode): the source bytes of a request, the tool names a `tools` value
-declares, and a YAML 1.2 reading of the keys. The adapter reads the source only to know
-which keys to translate; the runtime reads the file the adapter writes from it.
+declares, a YAML 1.2 reading of the keys, and `format: auto` with the front matter.
+The adapter reads the source only to know which keys to translate; the runtime reads
+the file the adapter writes from it.
 
 PyYAML is capconf's own dependency (pyproject.toml), not a runtime's.
 """
@@ -79,3 +80,24 @@ def load_yaml(text: str) -> Any:
         return yaml.load(text, Loader=_Yaml12Loader)  # a SafeLoader subclass
     except (yaml.YAMLError, RecursionError):
         return None
+
+
+# front matter: `---`, the YAML, `---`, the body
+FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?---[ \t]*(?:\r?\n|\Z)(.*)\Z", re.S)
+
+
+DOC_START = re.compile(r"\A---[ \t]*(?:\r\n|\r|\n)")
+_LINES = re.compile(r"\r\n|\r|\n")
+
+
+def auto_format(text: str, filename: str | None) -> str:
+    """capconf's `format: auto` (DEF-01): the file name's extension, else Markdown when
+    the first line is `---` and a later line is `---`, YAML otherwise (a YAML document
+    may open with its `---` marker)."""
+    name = (filename or "").lower()
+    if name.endswith((".md", ".markdown")):
+        return "markdown"
+    if name.endswith((".yaml", ".yml")):
+        return "yaml"
+    lines = [line.rstrip(" \t") for line in _LINES.split(text.removeprefix("\ufeff"))]
+    return "markdown" if lines[0] == "---" and "---" in lines[1:] else "yaml"

@@ -20,9 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from _driverkit.source import declared, load_yaml
-
-from .source import FRONT, auto_format
+from _driverkit.source import FRONT, auto_format, declared, load_yaml
 
 NOT_IN_CODEX = ("tools", "skills", "knowledge", "memory")
 SAFE_STEM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,100}$")

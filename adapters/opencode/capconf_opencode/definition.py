@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
-from _driverkit.source import declared
+from _driverkit.source import DOC_START, FRONT, auto_format, declared
 from _driverkit.source import load_yaml as _load
 
 from .skills import declared_skills, permission_rules
@@ -29,7 +29,6 @@ DEF_KEYS = {"name", "description", "tools", "prompt", *CAPABILITY_KEYS}
 # a name becomes the file name as written (OpenCode names an agent by its file) when it is
 # one harmless path component; anything else is judged by OpenCode under a neutral name
 UNSAFE_STEM = re.compile(r"[/\\\x00-\x1f\x7f]|^\.|^-")
-FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?---[ \t]*(?:\r?\n|\Z)(.*)\Z", re.S)
 
 
 @dataclass
@@ -90,23 +89,6 @@ def _encodable(name: str) -> bool:
         return len(name.encode("utf-8")) <= 200
     except UnicodeEncodeError:
         return False
-
-
-DOC_START = re.compile(r"\A---[ \t]*(?:\r\n|\r|\n)")
-_LINES = re.compile(r"\r\n|\r|\n")
-
-
-def auto_format(text: str, filename: str | None) -> str:
-    """capconf's `format: auto` (DEF-01): the file name's extension, else Markdown when
-    the first line is `---` and a later line is `---`, YAML otherwise (a YAML document
-    may open with its `---` marker)."""
-    name = (filename or "").lower()
-    if name.endswith((".md", ".markdown")):
-        return "markdown"
-    if name.endswith((".yaml", ".yml")):
-        return "yaml"
-    lines = [line.rstrip(" \t") for line in _LINES.split(text.removeprefix("\ufeff"))]
-    return "markdown" if lines[0] == "---" and "---" in lines[1:] else "yaml"
 
 
 def translate(raw: bytes, fmt: str, filename: str | None, counter: int) -> Translated:
