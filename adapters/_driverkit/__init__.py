@@ -8,7 +8,7 @@ apart by one fix each. Each adapter's ``capconf_*`` package keeps only what says
 in its runtime's terms. The leading underscore keeps this folder out of the adapter list
 (adapters/contract.py, report_compat.py: it is no runtime). An adapter's entry script
 puts adapters/ on ``sys.path`` (appended: nothing there shadows an installed module).
-``request`` checks the arguments every definition op carries; ``source`` reads a
+``request`` checks the arguments every definition op and `tool.call` carry; ``source`` reads a
 definition source the way capconf does (bytes, declared names, YAML 1.2).
 
 Nothing to pin here: the package uses Python's standard library and capconf's own

@@ -29,3 +29,16 @@ def definition_args(args: dict[str, Any], read_source: Callable[[dict[str, Any]]
     if filename is not None and not isinstance(filename, str):
         raise ProtoError("bad_request", "`filename` must be a string", ["args", "filename"])
     return raw, fmt, filename
+
+
+def tool_call_args(args: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """(agent id, tool name, the tool's arguments) of a `tool.call`, or ``bad_request``;
+    whether the agent exists is the adapter's (``no_such_agent``)."""
+    aid, tool, targs = args.get("agent"), args.get("tool"), args.get("args", {})
+    if not isinstance(aid, str):
+        raise ProtoError("bad_request", "`agent` is required", ["args", "agent"])
+    if not isinstance(tool, str):
+        raise ProtoError("bad_request", "`tool` is required", ["args", "tool"])
+    if not isinstance(targs, dict):
+        raise ProtoError("bad_request", "`args` must be an object", ["args", "args"])
+    return aid, tool, targs

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from _driverkit import serve
 from _driverkit.protocol import ProtoError
-from _driverkit.request import definition_args
+from _driverkit.request import definition_args, tool_call_args
 
 from . import observe
 from .approval import Policy, parse_policy
@@ -243,13 +243,7 @@ class Driver:
 
     def op_tool_call(self, args: dict[str, Any]) -> dict[str, Any]:
         world = self.need_world()
-        aid, tool, targs = args.get("agent"), args.get("tool"), args.get("args", {})
-        if not isinstance(aid, str):
-            raise ProtoError("bad_request", "`agent` is required", ["args", "agent"])
-        if not isinstance(tool, str):
-            raise ProtoError("bad_request", "`tool` is required", ["args", "tool"])
-        if not isinstance(targs, dict):
-            raise ProtoError("bad_request", "`args` must be an object", ["args", "args"])
+        aid, tool, targs = tool_call_args(args)
         agent = self.agents.get(aid)
         if agent is None:
             raise ProtoError("no_such_agent", f"no agent `{aid}`", ["args", "agent"])
