@@ -112,7 +112,8 @@ def reaches(run: Run, entries: tuple[baselines.Entry, ...],
     unexplained += [Unexplained(c.case, c.outcome, "failing, and not in the baseline")
                     for c in run.cases if c.outcome in outcomes.FAILING
                     and c.case not in listed]
-    out, gaps = [], []
+    out: list[Reach] = []
+    gaps: list[Reach] = []
     for fid, finding in known.items():
         cases = tuple(sorted(cited.get(fid, [])))
         reqs = sorted({r for c in cases if c in by_case for r in by_case[c].requirements})
