@@ -367,6 +367,14 @@ class SubprocessTransport:
             raise ProtocolViolation(f"response line longer than {MAX_LINE_BYTES} bytes")
         try:
             response = strict_json(line.decode("utf-8"))
+        except RecursionError:
+            # Valid JSON, but deeper than Python's parser recurses: said as what it is,
+            # never as a failed check of the case that happened to read it.
+            self._discard()
+            raise ProtocolViolation(
+                f"response to `{op}` nests deeper than capconf reads (Python's JSON "
+                "parser stops at about 1,000 levels); the answer cannot be judged, and "
+                "the implementation's process was restarted") from None
         except (UnicodeDecodeError, ValueError):
             self._discard()
             shown = line[:200].decode("utf-8", "replace").rstrip()

@@ -58,7 +58,7 @@ def test_hang_is_a_timeout_not_a_crash(tmp_path: Path) -> None:
     assert run.returncode == 1
 
 
-@pytest.mark.parametrize("mode", ["garbage", "wrong-id", "bad-shape"])
+@pytest.mark.parametrize("mode", ["garbage", "wrong-id", "bad-shape", "deep"])
 def test_garbage_is_errored_with_the_reason(tmp_path: Path, mode: str) -> None:
     run = run_suite(tmp_path, fake(mode), *_cases(*PARSE_CASES))
     parse_cases = _parse_cases(run.cases)
@@ -66,7 +66,8 @@ def test_garbage_is_errored_with_the_reason(tmp_path: Path, mode: str) -> None:
     assert {c["outcome"] for c in parse_cases.values()} == {"errored"}
     reason = next(iter(parse_cases.values()))["reason"]
     expected = {"garbage": "not a JSON line", "wrong-id": "does not match request id",
-                "bad-shape": "result at tools"}[mode]
+                "bad-shape": "result at tools",
+                "deep": "nests deeper than capconf reads"}[mode]
     assert expected in reason, reason
 
 

@@ -1,7 +1,7 @@
 """A driver that behaves like the reference except on one op, where it misbehaves.
 
 Usage: python misbehave.py MODE OP
-MODE: crash | hang | garbage | wrong-id | bad-shape | exit-at-start | no-features |
+MODE: crash | hang | garbage | wrong-id | bad-shape | deep | exit-at-start | no-features |
       not-implemented
 """
 
@@ -32,6 +32,12 @@ def main() -> int:
                 time.sleep(3600)
             if mode == "garbage":
                 sys.stdout.write("Traceback? no: this is not JSON\n")
+                sys.stdout.flush()
+                continue
+            if mode == "deep":  # valid JSON, nested past what a JSON reader recurses into
+                nested = "[" * 5000 + "]" * 5000
+                sys.stdout.write(f'{{"id": {request["id"]}, "ok": true, '
+                                 f'"result": {{"x": {nested}}}}}\n')
                 sys.stdout.flush()
                 continue
             if mode == "wrong-id":

@@ -37,6 +37,12 @@ class Loaded:
     error: str | None
     offered: list[dict[str, Any]] = field(default_factory=list)
     system: str = ""
+    stale: bool = False
+    """OpenCode answered from an instance that still holds an earlier file's agent: the
+    caller loads the file again in a directory of its own."""
+
+
+STALE = "OpenCode's instance of this directory still lists an earlier file's agent"
 
 
 def write_agent(directory: Path, t: Translated) -> Path:
@@ -47,8 +53,13 @@ def write_agent(directory: Path, t: Translated) -> Path:
     return path
 
 
-def find_agent(oc: OpenCode, directory: Path,
-               stem: str) -> tuple[dict[str, Any] | None, str | None]:
+def find_agent(oc: OpenCode, directory: Path, stem: str,
+               body: str | None = None) -> tuple[dict[str, Any] | None, str | None]:
+    """This file's agent as OpenCode loaded it, or why there is none. An agent of another
+    name is taken only when it is the one custom agent and holds this file's body: after
+    a dispose OpenCode may still answer from the old instance, whose one agent is the
+    previous file's, and taking that answered a case with another definition (seen in CI:
+    an empty file answered with the previous case's 5,000-level `extra`)."""
     for attempt in range(3):
         try:
             answer = oc.get("/agent", directory=str(directory), timeout=AGENT_TIMEOUT)
@@ -70,9 +81,16 @@ def find_agent(oc: OpenCode, directory: Path,
         if a.get("name") == stem and not a.get("native"):
             return a, None
     custom = [a for a in answer if not a.get("native")]
-    if len(custom) == 1:
+    if len(custom) == 1 and (body is None or _same_body(custom[0], body)):
         return custom[0], None
+    if custom:
+        names = ", ".join(sorted(str(a.get("name")) for a in custom))
+        return None, f"{STALE} ({names[:300]}), not `{stem}`"
     return None, "OpenCode did not load the agent file (it is not among /agent)"
+
+
+def _same_body(agent: dict[str, Any], body: str) -> bool:
+    return str(agent.get("prompt") or "").strip() == body.strip()
 
 
 def run_turn(oc: OpenCode, model: ScriptedModel, directory: Path, session: str, agent: str,
@@ -148,8 +166,8 @@ def load(oc: OpenCode, model: ScriptedModel, directory: Path, t: Translated,
          settle: bool = True) -> Loaded:
     """Write the file, let OpenCode load it, and see what it offers that agent's model."""
     write_agent(directory, t)
-    agent, error = find_agent(oc, directory, t.stem)
-    loaded = Loaded(directory, agent, error)
+    agent, error = find_agent(oc, directory, t.stem, t.body or "")
+    loaded = Loaded(directory, agent, error, stale=bool(error and error.startswith(STALE)))
     if agent is None:
         return loaded
     session = new_session(oc, directory)

@@ -164,26 +164,31 @@ class Driver:
         # the next agent file afresh and keeps no instance per definition alive.
         # A file OpenCode refuses leaves its config error cached for that directory (a
         # dispose does not clear it), so the next definition gets a directory of its own.
-        directory = self.priv / f"def{self.def_dirs}"
-        shutil.rmtree(directory / ".opencode", ignore_errors=True)
-        directory.mkdir(exist_ok=True)
-        world.write_config(directory)
-        oc = self.runtime()
-        disposed = False
-        try:
-            # The turn settles before the dispose: a session still finishing its turn
-            # brings the directory's instance back after the dispose, with the agent
-            # files it read, and the next file loaded there was answered by that stale
-            # instance (the previous definition's agent under the same name).
-            loaded = agents.load(oc, self.require_model(), directory, t, settle=True)
-        finally:
-            if not oc.wedged:
-                disposed = agents.dispose(oc, directory)
-        # A refused file leaves its error cached for the directory, and an instance
-        # OpenCode did not confirm disposing may still hold this file's agents: either
-        # way the next definition is loaded in a directory of its own.
-        if loaded.agent is None or not disposed:
-            self.def_dirs += 1
+        for _attempt in range(2):
+            directory = self.priv / f"def{self.def_dirs}"
+            shutil.rmtree(directory / ".opencode", ignore_errors=True)
+            directory.mkdir(exist_ok=True)
+            world.write_config(directory)
+            oc = self.runtime()
+            disposed = False
+            try:
+                # The turn settles before the dispose: a session still finishing its turn
+                # brings the directory's instance back after the dispose, with the agent
+                # files it read, and the next file loaded there was answered by that stale
+                # instance (the previous definition's agent under the same name).
+                loaded = agents.load(oc, self.require_model(), directory, t, settle=True)
+            finally:
+                if not oc.wedged:
+                    disposed = agents.dispose(oc, directory)
+            # A refused file leaves its error cached for the directory, and an instance
+            # OpenCode did not confirm disposing may still hold this file's agents: either
+            # way the next definition is loaded in a directory of its own.
+            if loaded.agent is None or not disposed:
+                self.def_dirs += 1
+            # An instance that answered with an earlier file's agent read nothing of this
+            # file: the load is made again, once, in the fresh directory.
+            if not loaded.stale:
+                break
         self.cache[key] = (t, loaded)
         return t, loaded
 

@@ -57,3 +57,18 @@ def test_get_agent_503_is_asked_again_and_a_400_is_opencode_s_verdict(monkeypatc
     down = StubServer([{"__http_error__": 503}] * 3)
     agent, error = agents.find_agent(down, Path("/p"), "a")  # type: ignore[arg-type]
     assert agent is None and "503" in str(error) and len(down.calls) == 3
+
+
+def test_an_earlier_file_s_agent_is_never_taken_for_this_one() -> None:
+    """Bug (CI, 2026-12-06): after a dispose OpenCode answered GET /agent from the old
+    instance, whose one custom agent was the previous file's; the adapter took the one
+    custom agent whatever its name, so an empty file was answered with the previous
+    case's definition (a 5,000-level `extra`)."""
+    earlier = {"name": "deep", "native": False, "prompt": "x"}
+    stale = StubServer([[{"name": "build", "native": True}, earlier]])
+    agent, error = agents.find_agent(stale, Path("/p"), "agent-147", "")  # type: ignore[arg-type]
+    assert agent is None and str(error).startswith(agents.STALE) and "deep" in str(error)
+    # the one custom agent under another name that holds this file's body is this file's
+    renamed = {"name": "Agent-147", "native": False, "prompt": "Review.\n"}
+    same = StubServer([[renamed]])
+    assert agents.find_agent(same, Path("/p"), "agent-147", "Review.") == (renamed, None)  # type: ignore[arg-type]
