@@ -198,7 +198,8 @@ def test_report_lists_adapter_gaps_apart_and_never_as_findings(tmp_path: Path) -
     assert "- distinct runtime findings (kinds a and b): 3 (2 reached" in text
     assert "- adapter gaps (kind gap, not findings about the runtime): 1 (1 reached)" in text
     # TOOL-02's only failure is the gap: not judged; DEF-01 mixes both: still a failure
-    assert re.search(r"\| TOOL-02 \| .* \| not judged \(adapter\) \(1 of 2 that ran", text)
+    assert re.search(r"\| TOOL-02 \| .* \| not judged \(adapter gap\: 1 of 2 cases that ran "
+                     r"fail only where the adapter cannot yet translate .*; 1 passed\) \|", text)
     assert re.search(r"\| DEF-01 \| .* \| expected failure \(.*1 of them adapter gaps", text)
     assert "\\<img" in text[gaps:] and "<img" not in text[gaps:].replace("\\<img", "")
 
