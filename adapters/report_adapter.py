@@ -139,8 +139,8 @@ def judge(rid: str, cases: list[Case], gap_cases: frozenset[str]) -> Verdict:
     if gaps == c.expected_failures:
         passed = f"; {c.passed} passed" if c.passed else ""
         ran = f"; {c.ran} of {c.cases} ran" if c.ran < c.cases else ""
-        cases = f"{c.ran} case{'' if c.ran == 1 else 's'}"
-        return Verdict(NOT_JUDGED, f"not judged (adapter gap: {gaps} of {cases} that ran "
+        ran_text = f"{c.ran} case{'' if c.ran == 1 else 's'}"
+        return Verdict(NOT_JUDGED, f"not judged (adapter gap: {gaps} of {ran_text} that ran "
                        "fail only where the adapter cannot yet translate the runtime's "
                        f"mechanism{passed}{ran})", gaps)
     return Verdict(s.status, f"{s.text[:-1]}; {gaps} of them adapter gaps, not judged)",
