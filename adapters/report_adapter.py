@@ -194,7 +194,8 @@ def _cases_lines(reach: Reach) -> list[str]:
     not_run = len(reach.cases) - reach.ran
     extra = f"; {not_run} not run" if not_run else ""
     return [f"- **Cases:** {reach.ran} in this run{extra} (requirements: {reqs})", "",
-            f"  <details><summary>{len(reach.cases)} case IDs</summary>", "",
+            f"  <details><summary>{len(reach.cases)} case ID"
+            f"{'' if len(reach.cases) == 1 else 's'}</summary>", "",
             f"  {ids}", "", "  </details>"]
 
 
