@@ -163,10 +163,15 @@ def new_session(oc: OpenCode, directory: Path, parent: str | None = None,
 
 
 def load(oc: OpenCode, model: ScriptedModel, directory: Path, t: Translated,
-         settle: bool = True) -> Loaded:
-    """Write the file, let OpenCode load it, and see what it offers that agent's model."""
+         settle: bool = True, check_body: bool = False) -> Loaded:
+    """Write the file, let OpenCode load it, and see what it offers that agent's model.
+    With `check_body`, an agent of this name whose prompt is not this file's body is
+    taken for an earlier file's of the same name, answered by a stale instance (`stale`:
+    the caller loads again elsewhere and then takes what OpenCode answers)."""
     write_agent(directory, t)
     agent, error = find_agent(oc, directory, t.stem, t.body or "")
+    if agent is not None and check_body and not _same_body(agent, t.body or ""):
+        agent, error = None, f"{STALE} (`{t.stem}` with another prompt)"
     loaded = Loaded(directory, agent, error, stale=bool(error and error.startswith(STALE)))
     if agent is None:
         return loaded

@@ -164,7 +164,7 @@ class Driver:
         # the next agent file afresh and keeps no instance per definition alive.
         # A file OpenCode refuses leaves its config error cached for that directory (a
         # dispose does not clear it), so the next definition gets a directory of its own.
-        for _attempt in range(2):
+        for attempt in range(2):
             directory = self.priv / f"def{self.def_dirs}"
             shutil.rmtree(directory / ".opencode", ignore_errors=True)
             directory.mkdir(exist_ok=True)
@@ -176,7 +176,8 @@ class Driver:
                 # brings the directory's instance back after the dispose, with the agent
                 # files it read, and the next file loaded there was answered by that stale
                 # instance (the previous definition's agent under the same name).
-                loaded = agents.load(oc, self.require_model(), directory, t, settle=True)
+                loaded = agents.load(oc, self.require_model(), directory, t, settle=True,
+                                     check_body=attempt == 0)
             finally:
                 if not oc.wedged:
                     disposed = agents.dispose(oc, directory)
