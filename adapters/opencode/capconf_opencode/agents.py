@@ -163,15 +163,21 @@ def new_session(oc: OpenCode, directory: Path, parent: str | None = None,
 
 
 def load(oc: OpenCode, model: ScriptedModel, directory: Path, t: Translated,
-         settle: bool = True, check_body: bool = False) -> Loaded:
+         settle: bool = True, marker: str | None = None) -> Loaded:
     """Write the file, let OpenCode load it, and see what it offers that agent's model.
-    With `check_body`, an agent of this name whose prompt is not this file's body is
-    taken for an earlier file's of the same name, answered by a stale instance (`stale`:
-    the caller loads again elsewhere and then takes what OpenCode answers)."""
+    With `marker` (the `username` the caller wrote into this directory's config), an
+    instance whose config says otherwise read an earlier config and agent files (OpenCode
+    revived it after the last dispose): the answer is `stale`, never taken for this file.
+    Seen in CI: a file OpenCode refuses (`color: x`) answered as the earlier file's agent
+    of the same name and body, which no comparison of the agent could tell apart."""
     write_agent(directory, t)
+    if marker is not None:
+        config = oc.get("/config", directory=str(directory), timeout=AGENT_TIMEOUT)
+        seen = config.get("username") if isinstance(config, dict) else None
+        if seen != marker and not (isinstance(config, dict) and "__http_error__" in config):
+            return Loaded(directory, None, f"{STALE} (its config is `{seen}`, not `{marker}`)",
+                          stale=True)
     agent, error = find_agent(oc, directory, t.stem, t.body or "")
-    if agent is not None and check_body and not _same_body(agent, t.body or ""):
-        agent, error = None, f"{STALE} (`{t.stem}` with another prompt)"
     loaded = Loaded(directory, agent, error, stale=bool(error and error.startswith(STALE)))
     if agent is None:
         return loaded
