@@ -284,10 +284,11 @@ class Driver:
                              "subagent's asks were answered deny and its turn ended, so "
                              "it makes no further call", ["args", "agent"])
         waiting = self.board.pending(aid)
-        if waiting:
-            raise ProtoError("internal", f"Claude Code's agent `{aid}` is waiting for the "
-                             f"answer to its permission prompt ({waiting[0].id}): it makes "
-                             "no other call until that is answered")
+        if waiting and not agent.session.at_turn(agent.claude_id):
+            raise ProtoError("internal", f"Claude Code's agent `{aid}` sent no model request "
+                             "since it asked its permission prompt "
+                             f"({waiting[0].id}, still unanswered): it makes no other call "
+                             "until that is answered")
         name = claude_name(tool)
         cin = claude_args(name, targs, str(world.workspace))
         toolu, block, ask = agent.session.call(agent.claude_id, name, cin)

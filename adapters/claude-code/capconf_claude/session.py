@@ -233,6 +233,19 @@ class Session:
             time.sleep(0.05)
         return None, None
 
+    def at_turn(self, agent: str, wait: float = 2.0) -> bool:
+        """Whether the agent's model has a request waiting (it can make a call): Claude
+        Code sends none while the agent waits on a permission prompt."""
+        q = self.held.get(agent)
+        deadline = time.monotonic() + wait
+        while q is not None:
+            if not q.empty():
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+        return False
+
     def finish(self, agent: str, text: str = "done") -> None:
         q = self.held.get(agent)
         if q is None:
