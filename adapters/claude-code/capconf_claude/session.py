@@ -176,7 +176,8 @@ class Session:
         tasks = {e.get("task_id") for e in events
                  if e.get("subtype") == "task_started" and e.get("tool_use_id") == toolu}
         for e in events:  # the agent failed before its first model request
-            patch = e.get("patch") if isinstance(e.get("patch"), dict) else {}
+            raw = e.get("patch")
+            patch: dict[str, Any] = raw if isinstance(raw, dict) else {}
             if e.get("subtype") == "task_updated" and e.get("task_id") in tasks \
                     and patch.get("status") == "failed":
                 return str(patch.get("error") or "the agent's task failed")
