@@ -80,7 +80,8 @@ def test_a_load_answered_by_an_instance_with_an_earlier_config_is_stale(tmp_path
     the dispose; nothing in the agent told them apart, the config's marker does."""
     from capconf_opencode.definition import translate
     t = translate(b"name: a\ndescription: d\ncolor: x\nprompt: x\n", "auto", None, 1)
-    revived = StubServer([{"username": "capconf-load-6"}])
+    earlier = {"name": "a", "native": False, "prompt": "x"}
+    revived = StubServer([[earlier], {"username": "capconf-load-6"}])
     loaded = agents.load(revived, None, tmp_path, t, marker="capconf-load-7")  # type: ignore[arg-type]
     assert loaded.stale and loaded.agent is None and "capconf-load-6" in str(loaded.error)
-    assert revived.calls == ["GET /config"]  # nothing of the old instance is read further
+    assert revived.calls == ["GET /agent", "GET /config"]  # no session is run on it
