@@ -285,8 +285,12 @@ class Driver:
                              "it makes no further call", ["args", "agent"])
         waiting = self.board.pending(aid)
         if waiting and not agent.session.at_turn(agent.claude_id):
-            raise ProtoError("internal", f"Claude Code's agent `{aid}` sent no model request "
-                             "since it asked its permission prompt "
+            # SPEC has no code for an agent that takes no call while its ask waits; the
+            # answer says what Claude Code does (`not_implemented`: not an operation
+            # Claude Code supports, as the Gemini adapter answers the same), never
+            # `internal`, which would call it a bug of the adapter
+            raise ProtoError("not_implemented", f"Claude Code's agent `{aid}` sent no model "
+                             "request since it asked its permission prompt "
                              f"({waiting[0].id}, still unanswered): it makes no other call "
                              "until that is answered")
         name = claude_name(tool)

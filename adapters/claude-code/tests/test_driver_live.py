@@ -83,7 +83,7 @@ def test_claude_codes_own_asks_become_cards_and_its_answers_settle_them(
     assert card["claude_code_ask"]["tool_name"] == "Write"
     assert [c["id"] for c in out[5]["result"]["cards"]] == ["card-1"]
     assert out[5]["result"]["agents"][0]["status"] == "suspended"
-    assert out[6]["error"]["code"] == "internal" and "no model request" in out[6]["error"][
+    assert out[6]["error"]["code"] == "not_implemented" and "no model request" in out[6]["error"][
         "message"]
     assert out[7]["result"]["result"]["ok"] is True
     assert (tmp_path / "a.txt").read_text() == "one"  # Claude Code's Write ran it
