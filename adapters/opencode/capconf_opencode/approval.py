@@ -113,7 +113,7 @@ def session_rules(policy: Policy, offered: list[str], builtin: list[str]) -> lis
     return rules
 
 
-def summary(arguments: dict[str, Any]) -> str:
+def summary(arguments: Any) -> str:
     """The card's summary: the call's arguments, canonical (sorted keys, no spaces), cut
     after 200 code points. Presentation only."""
     text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -135,6 +135,11 @@ class Card:
     settled_by: str | None = None
     envelope: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # an MCP call's card names the MCP tool (capconf's qualified name), action `mcp`, and
+    # summarises that tool's arguments, not the `mcp_call` wrapper's
+    label: str | None = None
+    action: str | None = None
+    summarised: Any = None
 
     @property
     def id(self) -> str:
@@ -146,8 +151,10 @@ class Card:
         return {"id": self.id, "state": self.state,
                 "origin": {"agent_id": self.agent, "agent_name": self.agent_name,
                            "subagent": True},
-                "tool": self.tool, "action": ACTION.get(self.tool, self.tool),
-                "summary": summary(self.arguments),
+                "tool": self.label or self.tool,
+                "action": self.action or ACTION.get(self.tool, self.tool),
+                "summary": summary(self.arguments if self.summarised is None
+                                   else self.summarised),
                 "reason": f"OpenCode asks for permission `{permission}` on "
                           f"{', '.join(map(str, patterns)) or '*'}",
                 "settled_by": self.settled_by,
