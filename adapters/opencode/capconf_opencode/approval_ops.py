@@ -77,12 +77,26 @@ def envelope(tool: str, oc_id: str, offered: list[str], part: dict[str, Any] | N
     """A call's end as OpenCode stored it, as a CALL-03 envelope."""
     state = (part or {}).get("state") or {}
     mounted = [FROM_OPENCODE.get(o, o) for o in offered]
-    if part is None or part.get("tool") == "invalid" or oc_id not in offered:
+    ran = (part or {}).get("tool")
+    if part is None or ran == "invalid":
+        # OpenCode found no tool of that name among the agent's (its `invalid` tool)
+        called = f"`{tool}`" + (f" (OpenCode's `{oc_id}`)" if oc_id != opencode_id(tool)
+                                else "")
         return {"ok": False, "error_code": "tool_not_mounted",
-                "error_message": f"`{tool}` is not mounted for this agent"
+                "error_message": f"{called} is not mounted for this agent"
                 + (f" (OpenCode: {state.get('error') or state.get('output')})" if part else ""),
                 "error_detail": {"tool": tool, "mounted": mounted},
                 "terminal_for_attempt": True, "retry_after_ms": None}
+    if ran != oc_id:
+        # OpenCode ran another tool than the one the model named (its tool-call repair
+        # takes a name that differs from an offered tool's only in case as that tool):
+        # what that tool did is the answer, and which tool it was is said
+        answer = envelope(tool, str(ran), offered, part)
+        where = answer.get("content") if answer.get("ok") else answer.get("error_detail")
+        if isinstance(where, dict):
+            where["opencode_tool"] = ran
+            where["opencode_called"] = oc_id
+        return answer
     if oc_id == skills.OPENCODE_TOOL:
         return skills.use_skill_result(tool, state)
     if state.get("status") == "completed" and tool == mcp.MCP_CALL:
