@@ -78,8 +78,10 @@ def envelope(tool: str, oc_id: str, offered: list[str], part: dict[str, Any] | N
     state = (part or {}).get("state") or {}
     mounted = [FROM_OPENCODE.get(o, o) for o in offered]
     ran = (part or {}).get("tool")
-    if part is None or ran == "invalid":
-        # OpenCode found no tool of that name among the agent's (its `invalid` tool)
+    if part is None or ran == "invalid" or ran not in offered:
+        # OpenCode found no tool of that name among the agent's: its part names the tool
+        # as called (or its `invalid` tool) and ends with "Model tried to call unavailable
+        # tool"
         called = f"`{tool}`" + (f" (OpenCode's `{oc_id}`)" if oc_id != opencode_id(tool)
                                 else "")
         return {"ok": False, "error_code": "tool_not_mounted",

@@ -195,3 +195,8 @@ def test_a_call_opencode_repaired_to_another_tool_is_what_that_tool_did() -> Non
                        part("invalid", status="completed", output="unavailable tool"))
     assert missing["error_code"] == "tool_not_mounted"
     assert "github_delete_repo" in missing["error_message"]
+    # OpenCode 1.18.33 stores such a call under the name called, with its error text
+    unknown = envelope("mcp_search", "mcp_search", ["notion_search_pages"],
+                       part("mcp_search", status="error",
+                            error="Model tried to call unavailable tool 'invalid'."))
+    assert unknown["error_code"] == "tool_not_mounted"
