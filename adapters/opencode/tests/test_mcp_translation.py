@@ -200,3 +200,15 @@ def test_a_call_opencode_repaired_to_another_tool_is_what_that_tool_did() -> Non
                        part("mcp_search", status="error",
                             error="Model tried to call unavailable tool 'invalid'."))
     assert unknown["error_code"] == "tool_not_mounted"
+
+
+def test_a_card_summary_is_rfc_8785_text() -> None:
+    """Catches Python's own JSON as the summary (code-point key order, `1e+16`, `-0.0`,
+    `1e-07`): two conforming runtimes must show the user the same bytes (APPR-02)."""
+    from capconf_opencode.approval import summary
+    args = {"a": "\u00e9\n\"", "b": {"y": -0.0, "z": 1}, "n": 1e16, "small": 1e-7,
+            "title": "Q3", "\ue000": 0.5, "\U0001f600": [True, None]}
+    assert summary(args) == ('{"a":"\u00e9\\n\\"","b":{"y":0,"z":1},"n":10000000000000000,'
+                             '"small":1e-7,"title":"Q3","\U0001f600":[true,null],"\ue000":0.5}')
+    assert summary({"x": "y" * 300}).endswith("...")
+    assert len(summary({"x": "y" * 300})) == 203
