@@ -150,13 +150,14 @@ def test_dimension_tools_listed_in_tools_are_not_mounted(impl: Harness) -> None:
 @pytest.mark.req("DEF-01")
 def test_a_leading_bom_is_not_part_of_the_first_key(impl: Harness) -> None:
     """Bug: the UTF-8 BOM is kept, so the first key is `\\ufeffname` (unknown) and `name`
-    is missing."""
+    is missing. Read in parse mode: the BOM is a rule of the document (DEF-01), so a
+    runtime without a save-mode check is judged on it too."""
     _world(impl)
     for text in ("name: bommed\ndescription: d\ntools: [read]\nprompt: Work.\n",
                  "---\nname: bommed\ndescription: d\ntools: [read]\n---\nWork.\n"):
         raw = b"\xef\xbb\xbf" + text.encode("utf-8")
         result = impl.driver.request("definition.parse", {
-            "source_b64": base64.b64encode(raw).decode("ascii"), "mode": "save"})
+            "source_b64": base64.b64encode(raw).decode("ascii"), "mode": "parse"})
         expect(result["loaded"], True, "DEF-01: a leading BOM is stripped")
         expect(result["definition"]["name"], "bommed", "DEF-01: the first key is `name`")
         expect(result["definition"]["extra"], {}, "DEF-01: no unknown key from the BOM")

@@ -13,6 +13,7 @@ and Codex's loader decides (it refuses unknown fields).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import math
@@ -95,6 +96,11 @@ def translate(raw: bytes, fmt: str, filename: str | None, counter: int,
     if fmt == "auto":
         fmt = auto_format(text, filename)
     body: str | None
+    # A leading BOM marks the bytes, not the front matter's opening line or the first
+    # key: the adapter reads past it and starts the role file with it, so Codex's own
+    # TOML reader decides what a BOM is (the adapter never drops it for Codex).
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    text = text.removeprefix(bom)
     if fmt == "markdown":
         m = FRONT.match(text)
         if not m:
@@ -112,7 +118,8 @@ def translate(raw: bytes, fmt: str, filename: str | None, counter: int,
     if isinstance(name, str) and SAFE_STEM.match(name):
         stem = name
     try:
-        return _translate(mapping, fmt, stem, body, agent_type, world_servers)
+        role = _translate(mapping, fmt, stem, body, agent_type, world_servers)
+        return dataclasses.replace(role, toml=bom + role.toml)
     except TooLarge:
         # TOML has no aliases: such a value cannot be written, so no role file is
         # written and Codex answers the spawn as for any unknown type

@@ -51,3 +51,15 @@ def test_tool_table_and_as_written():
     assert capconf_names(None, "apply_patch") == ("write", "edit")
     assert capconf_names(None, "web_search") == ("web_search",)
     assert codex_args("exec_command", "bash", {"command": "ls"}) == {"cmd": "ls"}
+
+
+def test_a_leading_bom_is_carried_to_the_role_file_never_into_a_key():
+    """Bug: a Markdown definition starting with a BOM had no front matter for the
+    adapter, so no role file was written and Codex answered `unknown agent_type`; the
+    BOM belongs at the start of the file Codex reads, where Codex's TOML reader decides."""
+    for src in (b"\xef\xbb\xbfname: b\ndescription: d\nprompt: W.\n",
+                b"\xef\xbb\xbf---\nname: b\ndescription: d\n---\nW.\n"):
+        role = translate(src, "auto", None, 1, {})
+        assert role.readable and role.toml.startswith("\ufeff")
+        loaded = tomllib.loads(role.toml.removeprefix("\ufeff"))
+        assert loaded["name"] == "b" and loaded["developer_instructions"].strip() == "W."

@@ -163,9 +163,20 @@ def new_session(oc: OpenCode, directory: Path, parent: str | None = None,
 
 
 def load(oc: OpenCode, model: ScriptedModel, directory: Path, t: Translated,
-         settle: bool = True) -> Loaded:
-    """Write the file, let OpenCode load it, and see what it offers that agent's model."""
+         settle: bool = True, marker: str | None = None) -> Loaded:
+    """Write the file, let OpenCode load it, and see what it offers that agent's model.
+    With `marker` (the `username` the caller wrote into this directory's config), an
+    instance whose config says otherwise read an earlier config and agent files (OpenCode
+    revived it after the last dispose): the answer is `stale`, never taken for this file.
+    Seen in CI: a file OpenCode refuses (`color: x`) answered as the earlier file's agent
+    of the same name and body, which no comparison of the agent could tell apart."""
     write_agent(directory, t)
+    if marker is not None:
+        config = oc.get("/config", directory=str(directory), timeout=AGENT_TIMEOUT)
+        seen = config.get("username") if isinstance(config, dict) else None
+        if seen != marker and not (isinstance(config, dict) and "__http_error__" in config):
+            return Loaded(directory, None, f"{STALE} (its config is `{seen}`, not `{marker}`)",
+                          stale=True)
     agent, error = find_agent(oc, directory, t.stem, t.body or "")
     loaded = Loaded(directory, agent, error, stale=bool(error and error.startswith(STALE)))
     if agent is None:

@@ -102,8 +102,12 @@ def translate(raw: bytes, fmt: str, filename: str | None, counter: int) -> Trans
                           ["source is not UTF-8"])
     if fmt == "auto":
         fmt = auto_format(text, filename)
+    # A leading BOM marks the bytes, not the first key or the front matter's opening
+    # line: the adapter reads past it, and it stays the first thing of the file OpenCode
+    # reads, never moved inside the front matter where it would become part of a key.
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
     if fmt == "markdown":
-        m = FRONT.match(text)
+        m = FRONT.match(text.removeprefix(bom))
         if not m:  # no front matter the adapter can find: OpenCode reads the file as is
             return Translated(f"agent-{counter}", raw, fmt, {}, text, None)
         front, body = m.group(1), m.group(2)
@@ -112,10 +116,10 @@ def translate(raw: bytes, fmt: str, filename: str | None, counter: int) -> Trans
         mapping, body = _load(text), None
         # a YAML document's own start marker is no key: the front matter's `---` lines
         # delimit the keys in OpenCode's file
-        front = DOC_START.sub("", text, count=1)
+        front = DOC_START.sub("", text.removeprefix(bom), count=1)
     if not isinstance(mapping, dict):
         # OpenCode's own parser decides what such a document is
-        wrapped = f"---\n{front}\n---\n{body or ''}"
+        wrapped = f"{bom}---\n{front}\n---\n{body or ''}"
         return Translated(f"agent-{counter}", wrapped.encode(), fmt, None, body, None)
     fm: dict[str, Any] = {}
     tools = declared(mapping.get("tools")) if "tools" in mapping else None
@@ -160,7 +164,7 @@ def translate(raw: bytes, fmt: str, filename: str | None, counter: int) -> Trans
     if spliced is None:
         spliced = yaml.safe_dump(fm, sort_keys=False, allow_unicode=True,
                                  default_flow_style=False)
-    out = f"---\n{spliced}---\n{body or ''}"
+    out = f"{bom}---\n{spliced}---\n{body or ''}"
     return Translated(stem, out.encode("utf-8", "surrogatepass"), fmt, mapping, body, tools)
 
 

@@ -65,6 +65,7 @@ class Driver:
         self.priv = Path(tempfile.mkdtemp(prefix="capconf-opencode-work-"))
         self.probes = 0
         self.def_dirs = 0
+        self.loads = 0  # each load's config marker (agents.load)
         self.def_config: str | None = None  # the world config the directory was set up for
         self.cache: dict[str, tuple[Translated, agents.Loaded]] = {}
         self.agents: dict[str, Agent] = {}
@@ -168,7 +169,9 @@ class Driver:
             directory = self.priv / f"def{self.def_dirs}"
             shutil.rmtree(directory / ".opencode", ignore_errors=True)
             directory.mkdir(exist_ok=True)
-            world.write_config(directory)
+            self.loads += 1
+            marker = f"capconf-load-{self.loads}"
+            world.write_config(directory, marker)
             oc = self.runtime()
             disposed = False
             try:
@@ -176,7 +179,8 @@ class Driver:
                 # brings the directory's instance back after the dispose, with the agent
                 # files it read, and the next file loaded there was answered by that stale
                 # instance (the previous definition's agent under the same name).
-                loaded = agents.load(oc, self.require_model(), directory, t, settle=True)
+                loaded = agents.load(oc, self.require_model(), directory, t, settle=True,
+                                     marker=marker)
             finally:
                 if not oc.wedged:
                     disposed = agents.dispose(oc, directory)
@@ -269,12 +273,18 @@ class Driver:
         t = self._translated(args)
         oc = self.runtime()
         ws = world.workspace
-        if self.spawned_in_workspace:
-            oc.post("/instance/dispose", directory=str(ws))  # OpenCode re-reads agent files
-        world.write_config(ws)
-        self.spawned_in_workspace = True
-        # the load's own turn need not settle: the agent's calls run in sessions of their own
-        loaded = agents.load(oc, self.require_model(), ws, t, settle=False)
+        for _attempt in range(2):
+            if self.spawned_in_workspace:
+                oc.post("/instance/dispose", directory=str(ws))  # OpenCode re-reads agents
+            self.loads += 1
+            marker = f"capconf-load-{self.loads}"
+            world.write_config(ws, marker)
+            self.spawned_in_workspace = True
+            # the load's own turn need not settle: the agent's calls run in sessions of
+            # their own. A stale instance (agents.load) is disposed and asked again, once.
+            loaded = agents.load(oc, self.require_model(), ws, t, settle=False, marker=marker)
+            if not loaded.stale:
+                break
         self.loaded_or_refused(loaded)
         parent = args.get("parent")
         if parent is not None and parent not in self.agents:

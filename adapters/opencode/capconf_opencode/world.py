@@ -42,8 +42,14 @@ class World(common.World):
             config["mcp"] = self.mcp.config()  # mcp.py: capconf's servers as OpenCode's
         return config
 
-    def write_config(self, directory: Path) -> None:
-        (directory / "opencode.json").write_text(json.dumps(self.config(), indent=1))
+    def write_config(self, directory: Path, marker: str | None = None) -> None:
+        """`marker` becomes the config's `username` (used only as telemetry metadata,
+        which is off): the load reads it back from `GET /config` to know OpenCode's
+        instance read this config, not an earlier one it revived (agents.load)."""
+        config = self.config()
+        if marker is not None:
+            config["username"] = marker
+        (directory / "opencode.json").write_text(json.dumps(config, indent=1))
 
 
 def parse_world(args: dict[str, Any]) -> World:

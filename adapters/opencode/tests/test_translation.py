@@ -96,6 +96,20 @@ def test_auto_format_follows_capconf_rule_and_a_yaml_marker_is_no_key() -> None:
     assert t.text.decode().endswith("---\nWork.")
 
 
+def test_a_leading_bom_stays_first_and_never_joins_a_key() -> None:
+    """Bug: a YAML document's BOM was moved inside the front matter (`---` then
+    `\\ufeffname:`), so OpenCode read a key `\\ufeffname`; a Markdown file's BOM hid its
+    front matter from the adapter, so `tools` reached OpenCode untranslated. Both came
+    from the adapter, never from OpenCode."""
+    for source in (b"\xef\xbb\xbfname: b\ndescription: d\ntools: [read]\nprompt: W.\n",
+                   b"\xef\xbb\xbf---\nname: b\ndescription: d\ntools: [read]\n---\nW.\n"):
+        t = translate(source, "auto", None, 1)
+        assert t.text.startswith(b"\xef\xbb\xbf---\n"), t.text
+        front = _front(t.text[3:])
+        assert "name" in front and "tools" not in front, front
+        assert front["permission"] == {"*": "deny", "read": "allow"}
+
+
 def test_a_document_the_adapter_cannot_read_still_goes_to_opencode() -> None:
     """Bug: the adapter refuses a broken document itself instead of letting OpenCode's
     loader decide."""
