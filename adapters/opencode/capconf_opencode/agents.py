@@ -172,7 +172,12 @@ def load(oc: OpenCode, model: ScriptedModel, directory: Path, t: Translated,
     of the same name and body, which no comparison of the agent could tell apart."""
     write_agent(directory, t)
     if marker is not None:
-        config = oc.get("/config", directory=str(directory), timeout=AGENT_TIMEOUT)
+        try:
+            config = oc.get("/config", directory=str(directory), timeout=AGENT_TIMEOUT)
+        except OSError:  # a timeout, or the connection reset: as GET /agent's (find_agent)
+            oc.wedged = True
+            return Loaded(directory, None, f"OpenCode did not answer GET /config within "
+                          f"{AGENT_TIMEOUT:.0f} s while loading this file")
         seen = config.get("username") if isinstance(config, dict) else None
         if seen != marker and not (isinstance(config, dict) and "__http_error__" in config):
             return Loaded(directory, None, f"{STALE} (its config is `{seen}`, not `{marker}`)",
