@@ -209,12 +209,17 @@ def check_baseline(adapter: Path) -> list[str]:
             out.append(f"{where}: no `cause:` (convert with capconf baseline --update)")
         note = findings.parse_note(entry.note)
         if note is None:
-            out.append(f"{where}: note is not `kind a|b [finding-id]: ...`")
+            out.append(f"{where}: note is not `kind a|b [finding-id]: ...` or "
+                       "`kind gap [gap-id]: ...`")
         elif note.id not in known:
-            out.append(f"{where}: finding `{note.id}` is not in findings.toml")
+            out.append(f"{where}: {'gap' if note.kind == findings.GAP else 'finding'} "
+                       f"`{note.id}` is not in findings.toml")
         elif known[note.id].kind != note.kind:
             out.append(f"{where}: kind {note.kind}, but findings.toml says kind "
                        f"{known[note.id].kind}")
+        elif note.kind != findings.GAP and findings.GAP_PREFIX.match(note.text):
+            out.append(f"{where}: the note says `adapter gap` under kind {note.kind}: an "
+                       "adapter gap is `kind gap [gap-id]:` (the runtime was not judged)")
     return out
 
 
@@ -223,9 +228,17 @@ def check_findings(adapter: Path) -> list[str]:
     if not path.is_file():
         return ["no findings.toml"]
     try:
-        return findings.problems(findings.load(path), adapter)
+        found = findings.problems(findings.load(path), adapter)
     except findings.FindingsError as exc:
         return [str(exc)]
+    # say where: `findings.toml:12: findings.<id>: ...`
+    lines = findings.locate(path)
+    out = []
+    for problem in found:
+        fid = problem.removeprefix("findings.").split(":", 1)[0]
+        out.append(f"findings.toml:{lines[fid]}: {problem}" if fid in lines
+                   else f"findings.toml: {problem}")
+    return out
 
 
 _PY_IMPORT = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import|import\s+([\w., ]+))", re.M)
@@ -350,10 +363,11 @@ CHECKS: tuple[Check, ...] = (
           "with the reason; ci declares the same", check_feature_groups),
     Check("vocabulary", "every code in the source is a SPEC.md code, not capconf-only, "
           "listed in README `## Vocabulary`", check_vocabulary),
-    Check("baseline", "every entry cause-pinned, `kind a|b [finding-id]:` citing "
-          "findings.toml", check_baseline),
+    Check("baseline", "every entry cause-pinned, `kind a|b [finding-id]:` or `kind gap "
+          "[gap-id]:` citing findings.toml", check_baseline),
     Check("findings", "findings.toml schema (kind a: repro + issue or draft; kind b: "
-          "evidence)", check_findings),
+          "evidence; kind gap: title, rule, missing, plan and nothing else)",
+          check_findings),
     Check("repro", "reproductions import neither capconf nor the adapter", check_repro),
     Check("committed-run", "<runtime>-run.jsonl committed, green, same groups",
           check_committed_run),

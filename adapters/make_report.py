@@ -39,9 +39,10 @@ from capconf.conformance import outcomes, standing
 from capconf.conformance.requirements import Requirement, requirements
 
 _ISSUE = re.compile(r"(?<![\w/])#(\d+)\b")
-_KIND = re.compile(r"^\s*kind\s+([abc])\s*:\s*(.*)$", re.IGNORECASE | re.DOTALL)
+_KIND = re.compile(r"^\s*kind\s+(gap|[abc])(?:\s+\[[^\]]*\])?\s*:\s*(.*)$",
+                   re.IGNORECASE | re.DOTALL)
 KIND_TITLES = {"a": "runtime bug", "b": "design choice", "c": "suite over-reach",
-               "?": "not classified"}
+               "gap": "adapter gap, the runtime not judged", "?": "not classified"}
 
 
 def read_baseline(path: Path) -> dict[str, Annotation]:
@@ -123,8 +124,9 @@ def _findings(run: Run, baseline: dict[str, Annotation], issue_url: str | None) 
     out = ["", "## Findings", "",
            "Each case the baseline lists, grouped by its kind: (a) a bug of the runtime, with "
            "its public issue or a reproduction; (b) a design choice of the runtime that "
-           "differs from the spec.", ""]
-    for kind in ("a", "b", "c", "?"):
+           "differs from the spec; (gap) an adapter gap, where the runtime was not judged.",
+           ""]
+    for kind in ("a", "b", "c", "gap", "?"):
         items = sorted((cid, a) for cid, a in baseline.items() if a.kind == kind)
         if not items:
             continue

@@ -145,6 +145,81 @@ def test_findings_schema_fails_where_it_should(tmp_path: Path, edit: tuple[str, 
     assert any(says in p for p in findings.problems(findings.load(path), a))
 
 
+GAP_TABLE = ('\n[findings.no-prompt-tool]\nkind = "gap"\ntitle = "t"\nrule = "APPR-01"\n'
+             'missing = "a permission-prompt tool"\nplan = "add one"\n')
+
+
+def _with_gap(a: Path, note: str = "kind gap [no-prompt-tool]: stops at cards.list") -> Path:
+    (a / "findings.toml").write_text((a / "findings.toml").read_text() + GAP_TABLE)
+    (a / "expected-failures.txt").write_text(
+        (a / "expected-failures.txt").read_text()
+        + f"appr.y  cause: errored: `cards.list` answered error `not_implemented`  # {note}\n")
+    return a
+
+
+def test_a_gap_entry_citing_a_gap_table_keeps_the_contract(tmp_path: Path) -> None:
+    a = _with_gap(_adapter(tmp_path))
+    assert contract.check_baseline(a) == []
+    assert contract.check_findings(a) == []
+    known = findings.read(a)
+    assert known["no-prompt-tool"].is_gap and not known["drops-agent"].is_gap
+    assert known["no-prompt-tool"].missing == "a permission-prompt tool"
+
+
+@pytest.mark.parametrize(("note", "says"), [
+    ("kind gap [drops-agent]: n", "kind gap, but findings.toml says kind a"),
+    ("kind a [no-prompt-tool]: n", "kind a, but findings.toml says kind gap"),
+    ("kind gap [ghost]: n", "gap `ghost` is not in findings.toml"),
+    ("kind gap: no id", "`kind gap [gap-id]: ...`"),
+    ("kind c [no-prompt-tool]: n", "note is not"),
+])
+def test_a_gap_note_must_cite_a_gap_table(tmp_path: Path, note: str, says: str) -> None:
+    a = _with_gap(_adapter(tmp_path), note)
+    assert any(says in p for p in contract.check_baseline(a)), contract.check_baseline(a)
+
+
+@pytest.mark.parametrize("note", ["adapter gap: the adapter lacks cards.list",
+                                  "(adapter gap) lacks cards.list"])
+def test_an_adapter_gap_said_under_kind_a_or_b_is_refused(tmp_path: Path, note: str) -> None:
+    a = _adapter(tmp_path)
+    (a / "expected-failures.txt").write_text(
+        f"def.x  cause: failed: `x` wrong result  # kind a [drops-agent]: {note}\n")
+    problems = contract.check_baseline(a)
+    assert any("an adapter gap is `kind gap [gap-id]:`" in p for p in problems), problems
+
+
+@pytest.mark.parametrize(("edit", "says"), [
+    (('plan = "add one"\n', ""), "kind gap without `plan`"),
+    (('missing = "a permission-prompt tool"\n', 'missing = ""\n'),
+     "kind gap without `missing`"),
+    (('plan = "add one"\n', 'plan = "add one"\nseverity = "high"\n'),
+     "`severity` is not a field of an adapter gap"),
+    (('plan = "add one"\n', 'plan = "add one"\nrepro = "repro/drops.py"\n'),
+     "`repro` is not a field of an adapter gap"),
+    (('plan = "add one"\n', 'plan = "add one"\nexpected = "cards"\n'),
+     "`expected` is not a field of an adapter gap"),
+    (('plan = "add one"\n', 'plan = "add one"\nowner = "me"\n'), "unknown key `owner`"),
+    (('plan = "add one"\n', "plan = 3\n"), "kind gap without `plan`"),
+])
+def test_a_bad_gap_table_is_refused_with_its_location(tmp_path: Path, edit: tuple[str, str],
+                                                      says: str) -> None:
+    a = _with_gap(_adapter(tmp_path))
+    path = a / "findings.toml"
+    path.write_text(path.read_text().replace(*edit))
+    line = path.read_text().splitlines().index("[findings.no-prompt-tool]") + 1
+    problems = contract.check_findings(a)
+    assert any(p.startswith(f"findings.toml:{line}: findings.no-prompt-tool: ") and says in p
+               for p in problems), problems
+
+
+def test_a_finding_table_with_gap_fields_is_refused(tmp_path: Path) -> None:
+    a = _adapter(tmp_path)
+    path = a / "findings.toml"
+    path.write_text(path.read_text() + 'plan = "x"\n')
+    assert any("findings.drops-agent: unknown key `plan`" in p
+               for p in contract.check_findings(a))
+
+
 @pytest.mark.parametrize(("name", "text"), [
     ("a.py", "from capconf.conformance import x\n"),
     ("b.py", "import driver\n"),

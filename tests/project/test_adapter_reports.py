@@ -78,6 +78,32 @@ evidence = "code"
     return a
 
 
+def _with_gap(a: Path) -> Path:
+    """The toy plus an adapter gap: `tool.g` (TOOL-02 alone, so that requirement's only
+    failure is the gap) and `def.g` (DEF-01, beside the `drops` finding's cases)."""
+    run = a / f"{a.name}-run.jsonl"
+    run.write_text(run.read_text()
+                   + json.dumps(_case("tool.g", ["TOOL-02"], "expected failure")) + "\n"
+                   + json.dumps(_case("tool.h", ["TOOL-02"], "passed")) + "\n"
+                   + json.dumps(_case("def.g", ["DEF-01"], "expected failure")) + "\n")
+    base = a / "expected-failures.txt"
+    base.write_text(base.read_text()
+                    + "tool.g  cause: errored: `cards.list` answered error `not_implemented`"
+                    "  # kind gap [no-cards]: stops at cards.list\n"
+                    "def.g  cause: errored: `cards.list` answered error `not_implemented`"
+                    "  # kind gap [no-cards]: stops at cards.list\n")
+    toml = a / "findings.toml"
+    toml.write_text(toml.read_text() + f'''
+[findings.no-cards]
+kind = "gap"
+title = {json.dumps("No permission-prompt tool " + HOSTILE)}
+rule = "APPR-01"
+missing = "a permission-prompt tool"
+plan = "host one"
+''')
+    return a
+
+
 def _make(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(TOOL), *args], capture_output=True,
                           text=True, check=False)
@@ -153,6 +179,52 @@ def test_compat_page_links_cells_to_findings_and_escapes_html(tmp_path: Path) ->
                  "--check").returncode == 0
     out.write_text(text.replace("fails", "pass"))
     assert _make("--compat", str(tmp_path), "--out", str(out), "--check").returncode == 1
+
+
+def test_report_lists_adapter_gaps_apart_and_never_as_findings(tmp_path: Path) -> None:
+    a = _with_gap(_toy(tmp_path))
+    assert _make("--adapter", str(a)).returncode == 0
+    text = (a / "REPORT.md").read_text()
+    gaps = text.index("## Not judged: adapter gaps")
+    assert text.index("## Findings no case reaches") < gaps < text.index("## Feature groups")
+    findings_part = text[text.index("## Findings"):gaps]
+    assert "no-cards" not in findings_part and "No permission-prompt tool" not in findings_part
+    assert '<a id="gap-no-cards"></a>' in text[gaps:]
+    assert "### G1. No permission-prompt tool" in text[gaps:]
+    assert "- **What the adapter lacks:** a permission-prompt tool" in text
+    assert "- **Cases:** 2 in this run (requirements: DEF-01, TOOL-02)" in text
+    # the summary counts say what they count: 5 expected failures, 3 by findings, 2 gaps
+    assert "- the 5 expected failures: 3 cite a runtime finding, 2 an adapter gap" in text
+    assert "- distinct runtime findings (kinds a and b): 3 (2 reached" in text
+    assert "- adapter gaps (kind gap, not findings about the runtime): 1 (1 reached)" in text
+    # TOOL-02's only failure is the gap: not judged; DEF-01 mixes both: still a failure
+    assert re.search(r"\| TOOL-02 \| .* \| not judged \(adapter gap\: 1 of 2 cases that ran "
+                     r"fail only where the adapter cannot yet translate .*; 1 passed\) \|", text)
+    assert re.search(r"\| DEF-01 \| .* \| expected failure \(.*1 of them adapter gaps", text)
+    assert "\\<img" in text[gaps:] and "<img" not in text[gaps:].replace("\\<img", "")
+
+
+def test_compat_cell_with_only_gaps_reads_not_judged(tmp_path: Path) -> None:
+    _with_gap(_toy(tmp_path, "toy"))
+    out, page = tmp_path / "COMPATIBILITY.md", tmp_path / "c.html"
+    done = _make("--compat", str(tmp_path), "--out", str(out), "--html", str(page))
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| [TOOL-02]"))
+    assert row.endswith("| not judged (adapter): [no-cards](toy/REPORT.md#gap-no-cards) |")
+    row = next(line for line in text.splitlines() if line.startswith("| [DEF-01]"))
+    assert "fails: [drops](toy/REPORT.md#finding-drops) (+ 1 case not judged: " \
+           "[no-cards](toy/REPORT.md#gap-no-cards))" in row
+    assert "not judged (adapter) = every case that fails here" in text
+    top = text[text.index("## Top findings"):text.index("## Requirement by requirement")]
+    assert "drops" in top and "no-cards" not in top and "permission-prompt" not in top
+    assert "| 1 (2) |" in text  # the overview: one gap, two cases not judged
+    html = page.read_text()
+    top_html = html[html.index("Top findings"):html.index("Requirement by requirement")]
+    assert "no-cards" not in top_html
+    assert 'class="notjudged"' in html and 'href="#g-toy-no-cards"' in html
+    assert 'id="g-toy-no-cards"' in html and "+ 1 case not judged:" in html
+    assert "<img" not in html
 
 
 def test_the_old_positional_mode_still_works(tmp_path: Path) -> None:

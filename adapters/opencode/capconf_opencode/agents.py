@@ -89,6 +89,22 @@ def find_agent(oc: OpenCode, directory: Path, stem: str,
     return None, "OpenCode did not load the agent file (it is not among /agent)"
 
 
+def stale_config(oc: OpenCode, directory: Path, marker: str) -> str | None:
+    """Why the instance that answered is not the one that read this load's config (its
+    `username` is another load's marker), or None when it is. OpenCode not answering
+    marks the server wedged, as for GET /agent."""
+    try:
+        config = oc.get("/config", directory=str(directory), timeout=AGENT_TIMEOUT)
+    except OSError:
+        oc.wedged = True
+        return (f"OpenCode did not answer GET /config within {AGENT_TIMEOUT:.0f} s "
+                "while loading this file")
+    if isinstance(config, dict) and "__http_error__" in config:
+        return None  # the file's own config error: OpenCode's verdict, read by find_agent
+    seen = config.get("username") if isinstance(config, dict) else None
+    return None if seen == marker else f"{STALE} (its config is `{seen}`, not `{marker}`)"
+
+
 def _same_body(agent: dict[str, Any], body: str) -> bool:
     return str(agent.get("prompt") or "").strip() == body.strip()
 
@@ -171,18 +187,11 @@ def load(oc: OpenCode, model: ScriptedModel, directory: Path, t: Translated,
     Seen in CI: a file OpenCode refuses (`color: x`) answered as the earlier file's agent
     of the same name and body, which no comparison of the agent could tell apart."""
     write_agent(directory, t)
-    if marker is not None:
-        try:
-            config = oc.get("/config", directory=str(directory), timeout=AGENT_TIMEOUT)
-        except OSError:  # a timeout, or the connection reset: as GET /agent's (find_agent)
-            oc.wedged = True
-            return Loaded(directory, None, f"OpenCode did not answer GET /config within "
-                          f"{AGENT_TIMEOUT:.0f} s while loading this file")
-        seen = config.get("username") if isinstance(config, dict) else None
-        if seen != marker and not (isinstance(config, dict) and "__http_error__" in config):
-            return Loaded(directory, None, f"{STALE} (its config is `{seen}`, not `{marker}`)",
-                          stale=True)
     agent, error = find_agent(oc, directory, t.stem, t.body or "")
+    if marker is not None and not oc.wedged:
+        stale = stale_config(oc, directory, marker)
+        if stale is not None:
+            return Loaded(directory, None, stale, stale=not oc.wedged)
     loaded = Loaded(directory, agent, error, stale=bool(error and error.startswith(STALE)))
     if agent is None:
         return loaded

@@ -72,3 +72,16 @@ def test_an_earlier_file_s_agent_is_never_taken_for_this_one() -> None:
     renamed = {"name": "Agent-147", "native": False, "prompt": "Review.\n"}
     same = StubServer([[renamed]])
     assert agents.find_agent(same, Path("/p"), "agent-147", "Review.") == (renamed, None)  # type: ignore[arg-type]
+
+
+def test_a_load_answered_by_an_instance_with_an_earlier_config_is_stale(tmp_path: Path) -> None:
+    """Bug (CI, 2026-12-07): a file OpenCode refuses (`color: x`) was answered with the
+    earlier file's agent of the same name and body by an instance OpenCode revived after
+    the dispose; nothing in the agent told them apart, the config's marker does."""
+    from capconf_opencode.definition import translate
+    t = translate(b"name: a\ndescription: d\ncolor: x\nprompt: x\n", "auto", None, 1)
+    earlier = {"name": "a", "native": False, "prompt": "x"}
+    revived = StubServer([[earlier], {"username": "capconf-load-6"}])
+    loaded = agents.load(revived, None, tmp_path, t, marker="capconf-load-7")  # type: ignore[arg-type]
+    assert loaded.stale and loaded.agent is None and "capconf-load-6" in str(loaded.error)
+    assert revived.calls == ["GET /agent", "GET /config"]  # no session is run on it
