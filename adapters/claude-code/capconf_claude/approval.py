@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from _driverkit.protocol import ProtoError
+
+from .prompts import QUALIFIED
 
 # capconf tier -> Claude Code permission mode (the nearest Claude Code has; README:
 # Vocabulary says where they differ)
@@ -37,11 +40,24 @@ class Policy:
         return {"tier": self.tier, "attendance": self.attendance,
                 "ask_policy": self.ask_policy, "writable_roots": list(self.writable_roots)}
 
-    def cli_args(self) -> list[str]:
-        """Claude Code's flags for this policy. Nobody answers a prompt under `-p`
-        unless a permission-prompt tool is given, so an ask is Claude Code's own
+    @property
+    def asks_a_person(self) -> bool:
+        """Somebody answers asks: attended and not pinned to never-ask."""
+        return self.attendance == "attended" and self.ask_policy == "ask-parent"
+
+    def cli_args(self, prompt_config: Path | None = None) -> list[str]:
+        """Claude Code's flags for this policy. When somebody answers asks and the
+        session has the adapter's permission-prompt tool (`prompt_config`, its MCP
+        config), Claude Code's asks go to that tool (`--permission-prompt-tool`; the
+        tool itself is kept out of every agent's tools by `--disallowedTools`).
+        Otherwise nobody answers a prompt under `-p`, so an ask is Claude Code's own
         automatic denial (`--permission-prompts none`)."""
-        args = ["--permission-mode", TIER_MODE[self.tier], "--permission-prompts", "none"]
+        args = ["--permission-mode", TIER_MODE[self.tier]]
+        if prompt_config is not None and self.asks_a_person:
+            args += ["--permission-prompt-tool", QUALIFIED, "--disallowedTools", QUALIFIED,
+                     "--mcp-config", str(prompt_config)]
+        else:
+            args += ["--permission-prompts", "none"]
         for root in self.writable_roots:
             args += ["--add-dir", root]
         return args

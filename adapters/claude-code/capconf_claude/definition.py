@@ -121,7 +121,13 @@ def translate(raw: bytes, fmt: str, filename: str | None, n: int) -> Translated:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return Translated(raw, stem, None, "")
-    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    # The adapter reads past a BOM and any line-end convention to find the keys, and
+    # writes the file Claude Code reads with the same BOM and line ends: how a BOM or a
+    # CRLF file reads is Claude Code's to decide, never repaired by the adapter.
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    text = text.removeprefix(bom)
+    newline = "\r\n" if "\r\n" in text else ("\r" if "\r" in text else "\n")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
     form = _form(text, fmt, filename)
     if form == "markdown":
         parts = _split_markdown(text)
@@ -161,4 +167,5 @@ def translate(raw: bytes, fmt: str, filename: str | None, n: int) -> Translated:
     lines = ["---"] + [f"{json.dumps(k, ensure_ascii=False)}: "
                        f"{json.dumps(v, ensure_ascii=False)}" for k, v in out.items()]
     lines += ["---", body]
-    return Translated("\n".join(lines).encode("utf-8"), stem, declared, body, form)
+    written = bom + "\n".join(lines).replace("\n", newline)
+    return Translated(written.encode("utf-8"), stem, declared, body, form)

@@ -9,11 +9,12 @@ in the suite's own toolchain (ruff, mypy, pytest). Run it as
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -23,10 +24,12 @@ from _driverkit.request import definition_args, tool_call_args
 
 from . import observe
 from .approval import Policy, parse_policy
+from .cards import Card, Sent, capconf_arguments
 from .definition import BadSource, Translated, source_bytes, translate
+from .prompts import Ask, PromptRelay, allow, deny
 from .runtime import find_binary
 from .session import Session, Spawned
-from .vocabulary import claude_args, claude_name
+from .vocabulary import capconf_name, claude_args, claude_name
 from .world import World, parse_world
 
 FEATURES = ["def", "tool", "prompt", "skills", "mcp", "approval", "memory", "delegation"]
@@ -49,6 +52,21 @@ class Agent:
     claude_id: str
     tools: list[str]
     parent: str | None
+    name: str = ""
+    background: bool = False
+
+
+@dataclass
+class Board:
+    """The cards of this world: Claude Code's asks, in the order they came."""
+
+    cards: list[Card] = field(default_factory=list)
+    stopped: list[str] = field(default_factory=list)
+    parent_live: bool = True
+
+    def pending(self, agent: str | None = None) -> list[Card]:
+        return [c for c in self.cards
+                if c.state == "pending" and (agent is None or c.agent == agent)]
 
 
 class Driver:
@@ -63,6 +81,7 @@ class Driver:
         self._version: str | None = None
         self._builtin: set[str] | None = None
         self.policy = Policy()
+        self.board = Board()
 
     # -- helpers ----------------------------------------------------------------------
     def need_world(self) -> World:
@@ -88,10 +107,19 @@ class Driver:
             (agents / f"{t.stem}.md").write_bytes(t.text)
         return home
 
-    def _session(self, home: Path) -> Session:
+    def _session(self, home: Path, prompts: bool = False) -> Session:
+        """A Claude Code session; with `prompts` (a session whose agents make calls)
+        and a policy under which somebody answers asks, Claude Code also gets the
+        adapter's permission-prompt tool, so its asks become cards."""
         world = self.need_world()
+        relay = None
+        config = None
+        if prompts and self.policy.asks_a_person:
+            relay = PromptRelay()
+            config = home / "approval-mcp.json"
+            config.write_text(json.dumps(relay.mcp_config(), indent=1))
         s = Session(self.binary, world.workspace, home,
-                    world.cli_args(home) + self.policy.cli_args())
+                    world.cli_args(home) + self.policy.cli_args(config), prompts=relay)
         self.sessions.append(s)
         return s
 
@@ -99,7 +127,7 @@ class Driver:
         """Start Claude Code in a project with the agent file; its main agent delegates
         to the one agent type the file defined (the one Claude Code lists beyond its
         built-ins), or, when it lists none, to the name the file gives."""
-        s = self._session(self._home(t))
+        s = self._session(self._home(t), prompts=keep)
         chooser = _Chooser(t, self.builtin_types())
         spawned = s.start_with(chooser.spawn_input)
         probe = Probe(t, chooser.listed, chooser.agent_type, spawned)
@@ -149,6 +177,7 @@ class Driver:
         self._stop_sessions()
         self.world = parse_world(args)
         self.policy = Policy()  # world.setup resets the approval policy (APPR)
+        self.board = Board()
         return {"registry": self.world.registry()}
 
     def op_approval_setup(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -212,7 +241,7 @@ class Driver:
             raise ProtoError("no_such_agent", f"no agent `{parent}`", ["args", "parent"])
         t = self._translated(args)
         if parent is not None:
-            return self._spawn_child(parent, t)
+            return self._spawn_child(parent, t, args.get("background") is True)
         s, p = self._start(t, keep=True)
         if p.spawned is None or p.spawned.request is None or p.spawned.agent_id is None:
             s.stop()
@@ -220,10 +249,12 @@ class Driver:
                              f"{p.spawned.error if p.spawned else 'no agent type'}")
         tools = [m["name"] for m in observe.mounted(p.spawned.request)]
         aid = f"agent-{len(self.agents) + 1}"
-        self.agents[aid] = Agent(s, p.spawned.agent_id, tools, None)
+        name = p.agent_type or _Chooser(t, set()).name_from_file() or t.stem
+        self.agents[aid] = Agent(s, p.spawned.agent_id, tools, None, name,
+                                 args.get("background") is True)
         return {"agent": aid, "tools": tools, "diagnostics": []}
 
-    def _spawn_child(self, parent: str, t: Translated) -> dict[str, Any]:
+    def _spawn_child(self, parent: str, t: Translated, background: bool) -> dict[str, Any]:
         """A child of a live agent: its definition joins the parent's project (Claude
         Code reads agent files as they appear) and the parent's model calls `Agent`."""
         pa = self.agents[parent]
@@ -238,7 +269,8 @@ class Driver:
                              f"Claude Code did not start the agent: {spawned.error}")
         tools = [m["name"] for m in observe.mounted(spawned.request)]
         aid = f"agent-{len(self.agents) + 1}"
-        self.agents[aid] = Agent(pa.session, spawned.agent_id, tools, parent)
+        self.agents[aid] = Agent(pa.session, spawned.agent_id, tools, parent, name,
+                                 background)
         return {"agent": aid, "tools": tools, "diagnostics": []}
 
     def op_tool_call(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -247,12 +279,148 @@ class Driver:
         agent = self.agents.get(aid)
         if agent is None:
             raise ProtoError("no_such_agent", f"no agent `{aid}`", ["args", "agent"])
+        if aid in self.board.stopped:
+            raise ProtoError("no_such_agent", f"agent `{aid}` was stopped: its Claude Code "
+                             "subagent's asks were answered deny and its turn ended, so "
+                             "it makes no further call", ["args", "agent"])
+        waiting = self.board.pending(aid)
+        if waiting and not agent.session.at_turn(agent.claude_id):
+            # SPEC has no code for an agent that takes no call while its ask waits; the
+            # answer says what Claude Code does (`not_implemented`: not an operation
+            # Claude Code supports, as the Gemini adapter answers the same), never
+            # `internal`, which would call it a bug of the adapter
+            raise ProtoError("not_implemented", f"Claude Code's agent `{aid}` sent no model "
+                             "request since it asked its permission prompt "
+                             f"({waiting[0].id}, still unanswered): it makes no other call "
+                             "until that is answered")
         name = claude_name(tool)
-        block, _ = agent.session.call(agent.claude_id, name,
-                                      claude_args(name, targs, str(world.workspace)))
+        cin = claude_args(name, targs, str(world.workspace))
+        toolu, block, ask = agent.session.call(agent.claude_id, name, cin)
+        return self._answer(aid, agent, Sent(tool, targs, cin), toolu, block, ask)
+
+    def _answer(self, aid: str, agent: Agent, sent: Sent, toolu: str,
+                block: dict[str, Any] | None, ask: Ask | None,
+                prompt_denied: bool = False) -> dict[str, Any]:
+        """What Claude Code did with a call, in capconf's words: an ask it sent the
+        permission-prompt tool is a new card (`APPROVAL-PENDING`), a `tool_result` is
+        the envelope (fixed table)."""
+        if ask is not None:
+            card = Card(f"card-{len(self.board.cards) + 1}", ask, aid, agent.name,
+                        capconf_name(ask.tool_name), capconf_arguments(ask, sent), toolu,
+                        sent=sent)
+            self.board.cards.append(card)
+            return {"ok": False, "error_code": "APPROVAL-PENDING",
+                    "error_message": f"Claude Code asks for permission to use "
+                                     f"`{ask.tool_name}`",
+                    "error_detail": {"tool": sent.tool, "card": card.json()},
+                    "terminal_for_attempt": False, "retry_after_ms": None}
         if block is None:
             raise ProtoError("internal", "Claude Code ended or hung before answering the call")
-        return envelope(tool, block, agent.tools)
+        return envelope(sent.tool, block, agent.tools, prompt_denied)
+
+    # -- cards (Claude Code's asks to the permission-prompt tool) ----------------------
+    def _card(self, args: dict[str, Any]) -> Card:
+        cid = args.get("card")
+        if not isinstance(cid, str):
+            raise ProtoError("bad_request", "`card` is a card id", ["args", "card"])
+        for c in self.board.cards:
+            if c.id == cid:
+                return c
+        raise ProtoError("CARD-NOT-FOUND", f"no card `{cid}`", ["args", "card"])
+
+    def _settle(self, card: Card, answer: dict[str, Any], state: str, by: str
+                ) -> dict[str, Any]:
+        """Answer Claude Code's pending prompt call and read what it then did."""
+        agent = self.agents[card.agent]
+        assert agent.session.prompts is not None
+        agent.session.prompts.answer(card.ask, answer)
+        card.state, card.settled_by = state, by
+        block, ask = agent.session.outcome(agent.claude_id, card.toolu)
+        sent = card.sent or Sent(card.tool, card.arguments, card.ask.input)
+        result = self._answer(card.agent, agent, sent, card.toolu, block, ask,
+                              prompt_denied=state == "denied")
+        card.result = result
+        return result
+
+    def op_card_decide(self, args: dict[str, Any]) -> dict[str, Any]:
+        self.need_world()
+        card = self._card(args)
+        decision = args.get("decision")
+        if decision not in ("approve", "deny"):
+            raise ProtoError("bad_request", "`decision` is approve or deny",
+                             ["args", "decision"])
+        if card.state != "pending":
+            raise ProtoError("CARD-ALREADY-SETTLED", f"card `{card.id}` is {card.state}: "
+                             "Claude Code's prompt call was already answered",
+                             ["args", "card"])
+        if decision == "approve":
+            result = self._settle(card, allow(card.ask), "approved", "user")
+        else:
+            result = self._settle(card, deny(f"The user denied permission to use "
+                                             f"{card.ask.tool_name}."), "denied", "user")
+        return {"card": card.json(), "result": result}
+
+    def _status(self, aid: str) -> str:
+        if self.board.pending(aid):
+            return "suspended"
+        return "stopped" if aid in self.board.stopped else "running"
+
+    def op_cards_list(self, args: dict[str, Any]) -> dict[str, Any]:
+        self.need_world()
+        return {"cards": [c.json() for c in self.board.cards],
+                "agents": [{"agent": aid, "name": a.name, "background": a.background,
+                            "status": self._status(aid)} for aid, a in self.agents.items()],
+                "parent_live": self.board.parent_live, "policy": self.policy.json()}
+
+    def _subtree(self, aid: str) -> list[str]:
+        """The agent and the agents spawned under it, children before parents."""
+        out: list[str] = []
+        for child, a in self.agents.items():
+            if a.parent == aid:
+                out += self._subtree(child)
+        return [*out, aid]
+
+    def op_task_stop(self, args: dict[str, Any]) -> dict[str, Any]:
+        """capconf's TaskStop in Claude Code's terms: every pending ask of the agent and
+        its subtree is answered deny, then each agent's model turn ends."""
+        self.need_world()
+        aid = args.get("agent")
+        if not isinstance(aid, str) or aid not in self.agents:
+            raise ProtoError("no_such_agent", f"no agent `{aid}`", ["args", "agent"])
+        settled, results, stopped = [], [], []
+        for a in self._subtree(aid):
+            if a in self.board.stopped:
+                continue
+            for card in self.board.pending(a):
+                results.append(self._settle(card, deny(
+                    f"The agent was stopped; permission to use {card.ask.tool_name} "
+                    "is denied."), "denied", "task-stop"))
+                settled.append(card.json())
+            agent = self.agents[a]
+            agent.session.finish(agent.claude_id, "stopped")
+            self.board.stopped.append(a)
+            stopped.append(a)
+        return {"settled": settled, "results": results, "stopped": stopped}
+
+    def op_snapshot_pull(self, args: dict[str, Any]) -> dict[str, Any]:
+        # Claude Code sends every ask to the permission-prompt tool when it asks: no
+        # card waits for a pull
+        self.need_world()
+        return {"delivered": []}
+
+    def op_parent_request_start(self, args: dict[str, Any]) -> dict[str, Any]:
+        self.need_world()
+        if self.board.parent_live:
+            raise ProtoError("PARENT-REQUEST-LIVE", "a parent request is live")
+        self.board.parent_live = True
+        return {"delivered": []}
+
+    def op_parent_request_end(self, args: dict[str, Any]) -> dict[str, Any]:
+        self.need_world()
+        if not self.board.parent_live:
+            raise ProtoError("PARENT-REQUEST-NOT-LIVE", "no parent request is live")
+        self.board.parent_live = False
+        return {"parent_live": False}
 
     def op_shutdown(self, args: dict[str, Any]) -> dict[str, Any]:
         return {}
@@ -262,7 +430,10 @@ class Driver:
         "definition.parse": op_definition_parse, "tools.mounted": op_tools_mounted,
         "prompt.assemble": op_prompt_assemble, "agent.spawn": op_agent_spawn,
         "tool.call": op_tool_call, "shutdown": op_shutdown,
-        "approval.setup": op_approval_setup}
+        "approval.setup": op_approval_setup, "cards.list": op_cards_list,
+        "card.decide": op_card_decide, "task.stop": op_task_stop,
+        "snapshot.pull": op_snapshot_pull, "parent.request.start": op_parent_request_start,
+        "parent.request.end": op_parent_request_end}
 
     def _stop_sessions(self) -> None:
         for s in self.sessions:
@@ -284,8 +455,10 @@ DENIED = ("requested permissions to use", "Permission to use", "permission denie
           "has been denied")
 
 
-def envelope(tool: str, block: dict[str, Any], mounted: list[str]) -> dict[str, Any]:
-    """A Claude Code `tool_result` -> capconf's CALL-03 envelope (fixed table)."""
+def envelope(tool: str, block: dict[str, Any], mounted: list[str],
+             prompt_denied: bool = False) -> dict[str, Any]:
+    """A Claude Code `tool_result` -> capconf's CALL-03 envelope (fixed table).
+    `prompt_denied`: the call's permission prompt was answered deny."""
     text = observe.result_text(block)
     if not block.get("is_error"):
         return {"ok": True, "content": text}
@@ -294,7 +467,7 @@ def envelope(tool: str, block: dict[str, Any], mounted: list[str]) -> dict[str, 
         return {"ok": False, "error_code": "tool_not_mounted", "error_message": text,
                 "error_detail": {"tool": tool, "mounted": mounted},
                 "terminal_for_attempt": True, "retry_after_ms": None}
-    if any(d in text for d in DENIED):
+    if prompt_denied or any(d in text for d in DENIED):
         return {"ok": False, "error_code": "APPROVAL-DENIED", "error_message": text,
                 "error_detail": detail, "terminal_for_attempt": True, "retry_after_ms": None}
     return {"ok": False, "error_code": "tool_use_error", "error_message": text,

@@ -25,6 +25,7 @@ from typing import Any
 
 from . import runtime
 from .model_server import ModelRequest, ScriptedModel, text_block, tool_use_block
+from .prompts import Ask, PromptRelay
 
 WAIT = 60.0  # seconds a spawn may take before the session counts as hung
 CALL_WAIT = 30.0  # seconds a tool call may take (a call Claude Code never ends costs this)
@@ -48,6 +49,7 @@ class Session:
     extra_args: list[str] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     main_requests: list[ModelRequest] = field(default_factory=list)
+    prompts: PromptRelay | None = None  # the permission-prompt tool's relay, if attended
 
     def __post_init__(self) -> None:
         self.model = ScriptedModel(hold_seconds=600.0)
@@ -82,6 +84,8 @@ class Session:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(10)
         self.model.close()
+        if self.prompts is not None:
+            self.prompts.close()
 
     # -- threads ----------------------------------------------------------------------
     def _read_events(self) -> None:
@@ -172,7 +176,8 @@ class Session:
         tasks = {e.get("task_id") for e in events
                  if e.get("subtype") == "task_started" and e.get("tool_use_id") == toolu}
         for e in events:  # the agent failed before its first model request
-            patch = e.get("patch") if isinstance(e.get("patch"), dict) else {}
+            raw = e.get("patch")
+            patch: dict[str, Any] = raw if isinstance(raw, dict) else {}
             if e.get("subtype") == "task_updated" and e.get("task_id") in tasks \
                     and patch.get("status") == "failed":
                 return str(patch.get("error") or "the agent's task failed")
@@ -190,16 +195,30 @@ class Session:
         return self._await_spawn(toolu, parent)
 
     def call(self, agent: str, name: str, tool_input: dict[str, Any],
-             timeout: float = CALL_WAIT) -> tuple[dict[str, Any] | None, ModelRequest | None]:
-        """The agent's model calls one tool; Claude Code runs it (or refuses) and the
-        agent's next model request carries the `tool_result`, which is returned."""
+             timeout: float = CALL_WAIT) -> tuple[str, dict[str, Any] | None, Ask | None]:
+        """The agent's model calls one tool (tool_use id returned first); Claude Code
+        runs it, refuses it, or asks the permission-prompt tool (see `outcome`)."""
         q = self.held[agent]
         req = q.get(timeout=WAIT)
         self.n += 1
         toolu = f"toolu_call_{self.n}"
         req.answer([tool_use_block(toolu, name, tool_input)])
+        block, ask = self.outcome(agent, toolu, timeout)
+        return toolu, block, ask
+
+    def outcome(self, agent: str, toolu: str, timeout: float = CALL_WAIT
+                ) -> tuple[dict[str, Any] | None, Ask | None]:
+        """What Claude Code did with the call `toolu`: its `tool_result` (read from the
+        agent's next model request, which stays the agent's current turn), or the ask
+        it sent the permission-prompt tool and now waits on; (None, None) when it ended
+        or hung."""
+        q = self.held[agent]
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            if self.prompts is not None:
+                ask = self.prompts.take(toolu)
+                if ask is not None:
+                    return None, ask
             try:
                 nxt = q.get(timeout=0.2)
             except queue.Empty:
@@ -210,10 +229,23 @@ class Session:
                 if b.get("tool_use_id") == toolu:
                     # put it back: it is the agent's current turn
                     q.put(nxt)
-                    return b, nxt
+                    return b, None
             q.put(nxt)
             time.sleep(0.05)
         return None, None
+
+    def at_turn(self, agent: str, wait: float = 2.0) -> bool:
+        """Whether the agent's model has a request waiting (it can make a call): Claude
+        Code sends none while the agent waits on a permission prompt."""
+        q = self.held.get(agent)
+        deadline = time.monotonic() + wait
+        while q is not None:
+            if not q.empty():
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+        return False
 
     def finish(self, agent: str, text: str = "done") -> None:
         q = self.held.get(agent)

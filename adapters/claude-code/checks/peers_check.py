@@ -85,8 +85,51 @@ def unknown_agent_lists_types() -> str:
             f"{'holds' if lists else 'does not hold'}; {r!r}")
 
 
+def session_grant_reaches_subagent() -> str:
+    """#12759/#29982: the main agent's Bash is asked and answered "allow, and don't ask
+    again" (a session rule, through a permission-prompt tool); its second Bash is not
+    asked; then a subagent runs Bash: is it asked again?"""
+    import os
+    import tempfile
+    here = Path(__file__).resolve().parent
+    tmp = Path(tempfile.mkdtemp(prefix="cc-prompt-"))
+    log = tmp / "asks.jsonl"
+    log.touch()
+    config = tmp / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"auto": {
+        "command": sys.executable, "args": [str(here / "_auto_prompt.py")],
+        "env": {"AUTO_PROMPT_LOG": str(log), "AUTO_PROMPT_RULE": "session"}}}}))
+    state = {"main": 0, "sub": 0}
+
+    def bash(tid: str, what: str) -> dict[str, object]:
+        return tool_use(tid, "Bash", {"command": f"touch {what}", "description": "x"})
+
+    def script(req):  # type: ignore[no-untyped-def]
+        if req.agent_id is None and not req.is_subagent:
+            state["main"] += 1
+            return {1: [bash("m1", "main-1")], 2: [bash("m2", "main-2")],
+                    3: [tool_use("toolu_spawn", "Agent", SPAWN)]}.get(state["main"],
+                                                                      [text("ok")])
+        state["sub"] += 1
+        return [bash("s1", "sub-1")] if state["sub"] == 1 else [text("done")]
+    _, _, project = run(W, script, ["--permission-mode", "default", "--mcp-config",
+                                    str(config), "--permission-prompt-tool",
+                                    "mcp__auto__ask", "--disallowedTools", "mcp__auto__ask"])
+    asks = [json.loads(x) for x in log.read_text().splitlines() if x.strip()]
+    asked = [str(a.get("input", {}).get("command")) for a in asks]
+    ran = sorted(p.name for p in project.iterdir() if p.name.startswith(("main", "sub")))
+    os.environ.pop("AUTO_PROMPT_LOG", None)
+    if "touch main-2" in asked or "touch main-1" not in asked:
+        verdict = "could not be checked (the session rule did not hold for the main agent)"
+    else:
+        verdict = "reproduces" if "touch sub-1" in asked else "does not reproduce"
+    return (f"#12759/#29982 (a session grant of the main agent re-asked in a subagent): "
+            f"{verdict}; asked {asked}, files made {ran}")
+
+
 def main() -> int:
-    for check in (hooks_in_subagents, spawn_mode, unknown_agent_lists_types):
+    for check in (hooks_in_subagents, spawn_mode, unknown_agent_lists_types,
+                  session_grant_reaches_subagent):
         try:
             print(check())
         except Exception as e:  # a check that cannot run says so, the others still run

@@ -42,7 +42,7 @@ def test_the_peers_checks_run_and_say_what_they_saw() -> None:
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
-    assert len(lines) == 3 and not any("could not run" in line for line in lines), lines
+    assert len(lines) == 4 and not any("could not run" in line for line in lines), lines
 
 
 def test_the_driver_refuses_to_start_without_the_binary(tmp_path: Path) -> None:

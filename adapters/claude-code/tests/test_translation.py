@@ -90,3 +90,15 @@ def test_envelope_codes_come_only_from_claude_code_signals() -> None:
     e = envelope("read", other, [])
     assert e["error_code"] == "tool_use_error" and e["error_message"] == "File does not exist."
     assert envelope("read", {"content": "1\thi"}, []) == {"ok": True, "content": "1\thi"}
+
+
+def test_a_bom_and_line_ends_reach_claude_code_as_written() -> None:
+    """Bug: the adapter dropped a leading BOM and turned CRLF and CR into LF, so how
+    Claude Code reads such a file was never what a case saw (bom-first-key and
+    bom-and-crlf passed on the adapter's repair)."""
+    crlf = translate(b"\xef\xbb\xbf---\r\nname: b\r\ndescription: d\r\n---\r\nOne.\r\nTwo.\r\n",
+                     "auto", None, 1)
+    assert crlf.text.startswith(b"\xef\xbb\xbf---\r\n") and b"One.\r\nTwo.\r\n" in crlf.text
+    assert b"\n" not in crlf.text.replace(b"\r\n", b"")
+    yaml_lf = translate(b"\xef\xbb\xbfname: b\ndescription: d\nprompt: W.\n", "auto", None, 1)
+    assert yaml_lf.text.startswith(b"\xef\xbb\xbf---\n") and b"\r" not in yaml_lf.text

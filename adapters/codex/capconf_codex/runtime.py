@@ -118,15 +118,17 @@ def run_exec(binary: Path, home: Path, workspace: Path, prompt: str,
 
 
 class Homes:
-    """Fresh private CODEX_HOME directories, removed with the driver."""
+    """One private CODEX_HOME path, emptied for each run (runs are one at a time) and
+    removed with the driver. One path, not one per run: Codex's prompt names its home
+    (the skill roots), so a numbered home per run made two loads of one role differ by
+    the number alone (h9 against h10), which no case may see as Codex's doing."""
 
     def __init__(self) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="capconf-codex-"))
-        self.n = 0
 
     def new(self) -> Path:
-        self.n += 1
-        home = self.root / f"h{self.n}"
+        home = self.root / "home"
+        shutil.rmtree(home, ignore_errors=True)
         (home / "agents").mkdir(parents=True)
         return home
 
