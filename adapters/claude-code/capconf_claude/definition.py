@@ -79,6 +79,21 @@ def _split_markdown(text: str) -> tuple[str, str] | None:
     return None
 
 
+_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _body_as_written(source: str) -> str:
+    """The Markdown body after the closing front-matter line, its line ends as written
+    (`_split_markdown` found the same lines in the LF-normalised text)."""
+    start, first = 0, True
+    for brk in [*_BREAK.finditer(source), None]:
+        end = brk.start() if brk else len(source)
+        if not first and source[start:end].rstrip() in ("---", "..."):
+            return source[brk.end():] if brk else ""
+        first, start = False, brk.end() if brk else len(source)
+    return ""
+
+
 def _tool(name: str) -> str:
     """Claude Code's spelling of a capconf registry name, the whitespace around it kept."""
     core = name.strip(" \t")
@@ -125,15 +140,16 @@ def translate(raw: bytes, fmt: str, filename: str | None, n: int) -> Translated:
     # writes the file Claude Code reads with the same BOM and line ends: how a BOM or a
     # CRLF file reads is Claude Code's to decide, never repaired by the adapter.
     bom = "\ufeff" if text.startswith("\ufeff") else ""
-    text = text.removeprefix(bom)
-    newline = "\r\n" if "\r\n" in text else ("\r" if "\r" in text else "\n")
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    source = text.removeprefix(bom)
+    first_break = _BREAK.search(source)
+    newline = first_break.group(0) if first_break else "\n"
+    text = source.replace("\r\n", "\n").replace("\r", "\n")
     form = _form(text, fmt, filename)
     if form == "markdown":
         parts = _split_markdown(text)
         if parts is None:
             return Translated(raw, stem, None, "")
-        head, body = parts
+        head, body = parts[0], _body_as_written(source)
     else:
         head, body = text, ""
     if _has_alias(head):
@@ -166,6 +182,8 @@ def translate(raw: bytes, fmt: str, filename: str | None, n: int) -> Translated:
             out[str(key)] = value
     lines = ["---"] + [f"{json.dumps(k, ensure_ascii=False)}: "
                        f"{json.dumps(v, ensure_ascii=False)}" for k, v in out.items()]
-    lines += ["---", body]
-    written = bom + "\n".join(lines).replace("\n", newline)
+    lines.append("---")
+    # the adapter's own front matter takes the source's first line end; the body is the
+    # source's as written (a YAML `prompt` is the value YAML reads, its breaks LF)
+    written = bom + newline.join(lines) + newline + body
     return Translated(written.encode("utf-8"), stem, declared, body, form)

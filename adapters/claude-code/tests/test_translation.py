@@ -102,3 +102,5 @@ def test_a_bom_and_line_ends_reach_claude_code_as_written() -> None:
     assert b"\n" not in crlf.text.replace(b"\r\n", b"")
     yaml_lf = translate(b"\xef\xbb\xbfname: b\ndescription: d\nprompt: W.\n", "auto", None, 1)
     assert yaml_lf.text.startswith(b"\xef\xbb\xbf---\n") and b"\r" not in yaml_lf.text
+    mixed = translate(b"---\nname: m\ndescription: d\n---\nOne.\rTwo.\r\nThree.\n", "auto", None, 1)
+    assert mixed.text.endswith(b"---\nOne.\rTwo.\r\nThree.\n")  # the body byte for byte
