@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from _driverkit.protocol import ProtoError
 
-from . import agents, gated, skills
+from . import agents, gated, mcp, skills
 from .approval import Card, Policy, parse_policy, session_rules
 from .vocabulary import FROM_OPENCODE, TO_OPENCODE, opencode_args, opencode_id
 
@@ -42,7 +42,10 @@ class Board:
 
 def rules_for(driver: Driver, agent: Agent) -> list[dict[str, str]]:
     offered = [str(o.get("function", {}).get("name")) for o in agent.offered]
-    return session_rules(driver.board.policy, offered, list(TO_OPENCODE.values()))
+    builtin = list(TO_OPENCODE.values())
+    world = driver.world.mcp if driver.world is not None else None
+    return [*session_rules(driver.board.policy, offered, builtin),
+            *mcp.session_rules(world, driver.board.policy.tier, offered, set(builtin))]
 
 
 def open_session(driver: Driver, agent_id: str, agent: Agent, parent: str | None) -> str:
@@ -74,14 +77,38 @@ def envelope(tool: str, oc_id: str, offered: list[str], part: dict[str, Any] | N
     """A call's end as OpenCode stored it, as a CALL-03 envelope."""
     state = (part or {}).get("state") or {}
     mounted = [FROM_OPENCODE.get(o, o) for o in offered]
-    if part is None or part.get("tool") == "invalid" or oc_id not in offered:
+    ran = (part or {}).get("tool")
+    if part is None or ran == "invalid" or ran not in offered:
+        # OpenCode found no tool of that name among the agent's: its part names the tool
+        # as called (or its `invalid` tool) and ends with "Model tried to call unavailable
+        # tool"
+        called = f"`{tool}`" + (f" (OpenCode's `{oc_id}`)" if oc_id != opencode_id(tool)
+                                else "")
         return {"ok": False, "error_code": "tool_not_mounted",
-                "error_message": f"`{tool}` is not mounted for this agent"
+                "error_message": f"{called} is not mounted for this agent"
                 + (f" (OpenCode: {state.get('error') or state.get('output')})" if part else ""),
                 "error_detail": {"tool": tool, "mounted": mounted},
                 "terminal_for_attempt": True, "retry_after_ms": None}
+    if ran != oc_id:
+        # OpenCode ran another tool than the one the model named (its tool-call repair
+        # takes a name that differs from an offered tool's only in case as that tool):
+        # what that tool did is the answer, and which tool it was is said
+        answer = envelope(tool, str(ran), offered, part)
+        where = answer.get("content") if answer.get("ok") else answer.get("error_detail")
+        if isinstance(where, dict):
+            where["opencode_tool"] = ran
+            where["opencode_called"] = oc_id
+        return answer
     if oc_id == skills.OPENCODE_TOOL:
         return skills.use_skill_result(tool, state)
+    if state.get("status") == "completed" and tool == mcp.MCP_CALL:
+        # OpenCode hands its model an MCP result as one text (the text blocks joined):
+        # that text is the result's one text block
+        return {"ok": True, "content": {"content": [{"type": "text",
+                                                     "text": str(state.get("output"))}],
+                                        "output": state.get("output"),
+                                        "title": state.get("title"),
+                                        "metadata": state.get("metadata")}}
     if state.get("status") == "completed":
         return {"ok": True, "content": {"output": state.get("output"),
                                         "title": state.get("title"),
@@ -110,12 +137,11 @@ def denied_unanswered(tool: str, ask: dict[str, Any], policy: Policy) -> dict[st
 
 def settle_or_raise(driver: Driver, agent_id: str, agent: Agent, tool: str,
                     targs: dict[str, Any], session: str, turn: Any, skip: int,
-                    offered: list[str]) -> dict[str, Any]:
+                    offered: list[str], oc_id: str) -> dict[str, Any]:
     """Watch the call to its end or to OpenCode's next ask, and answer for it."""
     oc = driver.runtime()
     known = {c.id for c in driver.board.cards}
     ask = gated.ask_or_end(oc, turn, agent.directory, session, known)
-    oc_id = opencode_id(tool)
     if ask is not None and driver.board.policy.nobody_answers:
         oc.post(f"/permission/{ask['id']}/reply", {"reply": "reject"},
                 directory=str(agent.directory))
@@ -123,7 +149,10 @@ def settle_or_raise(driver: Driver, agent_id: str, agent: Agent, tool: str,
         return denied_unanswered(tool, ask, driver.board.policy)
     if ask is not None:
         card = Card(ask, agent_id, agent.name, tool, targs, session, turn,
-                    extra={"skip": skip})
+                    extra={"skip": skip, "oc_id": oc_id})
+        if tool == mcp.MCP_CALL:  # the card is about the MCP tool and its arguments
+            card.label, card.action = str(targs.get("name")), "mcp"
+            card.summarised = targs.get("arguments", {})
         driver.board.cards.append(card)
         return {"ok": False, "error_code": "APPROVAL-PENDING",
                 "error_message": f"OpenCode asks for permission `{ask.get('permission')}`",
@@ -140,13 +169,18 @@ def settle_or_raise(driver: Driver, agent_id: str, agent: Agent, tool: str,
 def tool_call(driver: Driver, agent_id: str, agent: Agent, tool: str,
               targs: dict[str, Any]) -> dict[str, Any]:
     oc_id = opencode_id(tool)
+    oc_args: Any = opencode_args(oc_id, targs)
+    routed = mcp.opencode_call(tool, targs)
+    if routed is not None:  # mcp_call: the model calls OpenCode's own tool of that server
+        oc_id, oc_args = routed
     offered = [str(o.get("function", {}).get("name")) for o in agent.offered]
     oc = driver.runtime()
     session = call_session(driver, agent_id, agent)
     skip = len(agents.tool_parts(oc, agent.directory, session))
     turn = gated.start_turn(oc, driver.require_model(), agent.directory, session, agent.name,
-                            (oc_id, opencode_args(oc_id, targs)))
-    return settle_or_raise(driver, agent_id, agent, tool, targs, session, turn, skip, offered)
+                            (oc_id, oc_args))
+    return settle_or_raise(driver, agent_id, agent, tool, targs, session, turn, skip, offered,
+                           oc_id)
 
 
 # -- ops -----------------------------------------------------------------------------
@@ -203,7 +237,8 @@ def op_card_decide(driver: Driver, args: dict[str, Any]) -> dict[str, Any]:
     card.state, card.settled_by = ("approved" if decision == "approve" else "denied"), "user"
     offered = [str(o.get("function", {}).get("name")) for o in agent.offered]
     result = settle_or_raise(driver, card.agent, agent, card.tool, card.arguments,
-                             card.session, card.turn, int(card.extra["skip"]), offered)
+                             card.session, card.turn, int(card.extra["skip"]), offered,
+                             str(card.extra["oc_id"]))
     card.envelope = result
     return {"card": card.json(), "result": result}
 
@@ -264,7 +299,7 @@ def op_task_stop(driver: Driver, args: dict[str, Any]) -> dict[str, Any]:
         agent = driver.agents[c.agent]
         offered = [str(o.get("function", {}).get("name")) for o in agent.offered]
         part = gated.last_part(oc, agent.directory, c.session, int(c.extra["skip"]))
-        results.append(envelope(c.tool, opencode_id(c.tool), offered, part))
+        results.append(envelope(c.tool, str(c.extra["oc_id"]), offered, part))
     return {"settled": [c.json() for c in settled], "results": results, "stopped": stopped}
 
 

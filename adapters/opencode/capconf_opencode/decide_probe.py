@@ -116,10 +116,14 @@ class Prober:
 
     def decide(self, args: dict[str, Any]) -> dict[str, Any]:
         action = args.get("action")
+        if action == "mcp":
+            raise ProtoError("not_implemented", "the adapter's decide probe has no MCP server "
+                             "to call (an adapter gap; OpenCode decides real MCP calls, with "
+                             "the tier and allow-list as its asks: tool.call)",
+                             ["args", "action"])
         if action in NO_COUNTERPART:
             raise ProtoError("not_implemented", f"OpenCode has no tool of action `{action}` "
-                             "in this adapter (no MCP gateway, no configuration tool)",
-                             ["args", "action"])
+                             "(no configuration tool)", ["args", "action"])
         if action not in ACTIONS:
             raise ProtoError("bad_request", f"`action` is one of {', '.join(ACTIONS)}",
                              ["args", "action"])

@@ -21,6 +21,7 @@ import yaml
 from _driverkit.source import DOC_START, FRONT, auto_format, declared
 from _driverkit.source import load_yaml as _load
 
+from .mcp import permission_rules as mcp_rules
 from .skills import declared_skills, permission_rules
 from .vocabulary import TO_OPENCODE
 
@@ -123,14 +124,18 @@ def translate(raw: bytes, fmt: str, filename: str | None, counter: int) -> Trans
     fm: dict[str, Any] = {}
     tools = declared(mapping.get("tools")) if "tools" in mapping else None
     skill_names = declared_skills(mapping.get("skills")) if "skills" in mapping else None
+    servers = declared_servers(mapping.get("mcp")) if "mcp" in mapping else None
     drop = ({"tools"} if tools is not None else set()) | ({"prompt"} if fmt == "yaml" else set())
     drop |= {"skills"} if skill_names is not None else set()
+    drop |= {"mcp"} if servers is not None else set()
     extra_lines: list[str] = []
     rules: dict[str, Any] = {"*": "deny", **{TO_OPENCODE.get(name, name): "allow"
                                              for name in tools or []}} \
         if tools is not None else {}
     if skill_names:  # OpenCode's per-skill rule (skills.py); an empty list adds none
         rules["skill"] = permission_rules(skill_names)
+    for pattern, action in mcp_rules(servers or []).items():  # mcp.py: `a_*: allow`
+        rules.setdefault(pattern, action)
     if rules:
         extra_lines.append("permission: " + json.dumps(rules, ensure_ascii=False))
     if "mode" not in mapping:
@@ -141,7 +146,7 @@ def translate(raw: bytes, fmt: str, filename: str | None, counter: int) -> Trans
         if key == "tools" and tools is not None:
             fm["permission"] = rules
             continue
-        if key == "skills" and skill_names is not None:
+        if key in ("skills", "mcp") and key in drop:
             if rules:
                 fm["permission"] = rules
             continue
@@ -161,6 +166,17 @@ def translate(raw: bytes, fmt: str, filename: str | None, counter: int) -> Trans
                                  default_flow_style=False)
     out = f"{bom}---\n{spliced}---\n{body or ''}"
     return Translated(stem, out.encode("utf-8", "surrogatepass"), fmt, mapping, body, tools)
+
+
+def declared_servers(value: Any) -> list[str] | None:
+    """The server names `mcp: {servers: [...]}` declares, as written (trimmed of spaces and
+    tabs, DEF-01), or None (any other shape: passed to OpenCode untouched)."""
+    if not isinstance(value, dict) or set(value) - {"servers"}:
+        return None
+    names = declared(value.get("servers"))
+    if names is None:
+        return None
+    return list(dict.fromkeys(names))
 
 
 def normalised(t: Translated, agent: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -32,7 +32,7 @@ from .runtime import OpenCode, find_binary
 from .vocabulary import TO_OPENCODE, capconf_name, opencode_id
 from .world import World, parse_world
 
-FEATURES = ["def", "tool", "prompt", "call", "skills", "approval"]
+FEATURES = ["def", "tool", "prompt", "call", "skills", "approval", "mcp"]
 SPEC_VERSION = "0.1.0"
 
 

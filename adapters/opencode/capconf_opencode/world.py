@@ -17,6 +17,7 @@ from typing import Any
 from _driverkit import world as common
 from _driverkit.world import WorldInvalid
 
+from .mcp import McpWorld, parse_mcp_world
 from .skills import SkillsWorldInvalid, SkillWorld, parse_skill_world
 from .vocabulary import OPENCODE_ONLY, TO_OPENCODE
 
@@ -24,6 +25,7 @@ from .vocabulary import OPENCODE_ONLY, TO_OPENCODE
 @dataclass
 class World(common.World):
     skills: SkillWorld | None = None
+    mcp: McpWorld | None = None
 
     def config(self) -> dict[str, Any]:
         """The project `opencode.json` that says this world in OpenCode's terms."""
@@ -36,6 +38,8 @@ class World(common.World):
                                   "permission": rules}
         if self.skills is not None:
             config["skills"] = {"paths": self.skills.paths()}
+        if self.mcp is not None and self.mcp.config():
+            config["mcp"] = self.mcp.config()  # mcp.py: capconf's servers as OpenCode's
         return config
 
     def write_config(self, directory: Path, marker: str | None = None) -> None:
@@ -54,4 +58,5 @@ def parse_world(args: dict[str, Any]) -> World:
         world.skills = parse_skill_world(args.get("skills"), world.workspace)
     except SkillsWorldInvalid as e:
         raise WorldInvalid(str(e), e.path) from e
+    world.mcp = parse_mcp_world(args.get("mcp"), world.workspace)
     return world
