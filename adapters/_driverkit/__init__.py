@@ -11,7 +11,8 @@ puts adapters/ on ``sys.path`` (appended: nothing there shadows an installed mod
 ``request`` checks the arguments every definition op and `tool.call` carry; ``source`` reads a
 definition source the way capconf does (bytes, declared names, YAML 1.2).
 
-Nothing to pin here: the package uses Python's standard library and capconf's own
-PyYAML (capconf's pyproject.toml) and drives no runtime; each runtime is pinned exactly
-by its own adapter's package.json and package-lock.json (contract `pinned-install`).
+It drives no runtime (each runtime is pinned exactly by its own adapter's package.json
+and package-lock.json, contract `pinned-install`), but its YAML reading shapes the
+adapters' answers, so PyYAML is pinned exactly in requirements.txt, which each Python
+adapter's ci installs.
 """

@@ -9,6 +9,7 @@ check can fail, on a small adapter folder built in tmp_path.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -247,3 +248,14 @@ def test_a_ci_without_the_freshness_check_fails(tmp_path: Path) -> None:
     (a / "ci").write_text("capconf run --expected-failures e.txt\n"
                           "python adapters/make_report.py run.jsonl base.txt\n")
     assert contract.check_ci(a) == ["ci does not run `make_report.py --adapter ... --check`"]
+
+
+def test_the_shared_driver_side_pins_what_it_reads_with() -> None:
+    """Bug: _driverkit read definitions with whatever PyYAML capconf's range allowed, so a
+    PyYAML release could change three adapters' answers unseen."""
+    kit = ADAPTERS / "_driverkit"
+    pins = [line for line in (kit / "requirements.txt").read_text().splitlines()
+            if line.strip() and not line.startswith("#")]
+    assert pins and all(re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9][0-9A-Za-z.]*", p) for p in pins)
+    for name in ("claude-code", "codex", "opencode"):
+        assert "-r adapters/_driverkit/requirements.txt" in (ADAPTERS / name / "ci").read_text()
