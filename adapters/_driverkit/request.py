@@ -7,8 +7,8 @@ translates them for its own runtime."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol, TypeVar
 
 from .protocol import ProtoError
 
@@ -42,3 +42,23 @@ def tool_call_args(args: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
     if not isinstance(targs, dict):
         raise ProtoError("bad_request", "`args` must be an object", ["args", "args"])
     return aid, tool, targs
+
+
+class _HasId(Protocol):
+    id: str
+
+
+CardT = TypeVar("CardT", bound=_HasId)
+
+
+def card_arg(cards: Iterable[CardT], args: dict[str, Any]) -> CardT:
+    """The card a card op names (`card`), or `bad_request` / `CARD-NOT-FOUND` at its path:
+    the lookup is the protocol's, whichever runtime raised the card."""
+    cid = args.get("card")
+    if not isinstance(cid, str):
+        raise ProtoError("bad_request", "`card` is a card id", ["args", "card"])
+    for c in cards:
+        if c.id == cid:
+            return c
+    raise ProtoError("CARD-NOT-FOUND", f"no card `{cid}`", ["args", "card"])
+

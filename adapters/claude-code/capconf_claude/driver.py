@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 from _driverkit import serve
 from _driverkit.protocol import ProtoError
-from _driverkit.request import definition_args, tool_call_args
+from _driverkit.request import card_arg, definition_args, tool_call_args
 
 from . import observe
 from .approval import Policy, parse_policy
@@ -320,13 +320,7 @@ class Driver:
 
     # -- cards (Claude Code's asks to the permission-prompt tool) ----------------------
     def _card(self, args: dict[str, Any]) -> Card:
-        cid = args.get("card")
-        if not isinstance(cid, str):
-            raise ProtoError("bad_request", "`card` is a card id", ["args", "card"])
-        for c in self.board.cards:
-            if c.id == cid:
-                return c
-        raise ProtoError("CARD-NOT-FOUND", f"no card `{cid}`", ["args", "card"])
+        return card_arg(self.board.cards, args)
 
     def _settle(self, card: Card, answer: dict[str, Any], state: str, by: str
                 ) -> dict[str, Any]:

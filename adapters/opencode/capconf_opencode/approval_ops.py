@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from _driverkit.protocol import ProtoError
+from _driverkit.request import card_arg
 
 from . import agents, gated, mcp, skills
 from .approval import Card, Policy, parse_policy, session_rules
@@ -192,13 +193,7 @@ def op_approval_setup(driver: Driver, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _card(driver: Driver, args: dict[str, Any]) -> Card:
-    cid = args.get("card")
-    if not isinstance(cid, str):
-        raise ProtoError("bad_request", "`card` is a card id", ["args", "card"])
-    for c in driver.board.cards:
-        if c.id == cid:
-            return c
-    raise ProtoError("CARD-NOT-FOUND", f"no card `{cid}`", ["args", "card"])
+    return card_arg(driver.board.cards, args)
 
 
 def refresh(driver: Driver) -> None:
