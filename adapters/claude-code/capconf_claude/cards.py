@@ -9,11 +9,10 @@ Claude Code's; nothing here decides either.
 
 from __future__ import annotations
 
-import json
-import math
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
+
+from _driverkit.jcs import summary
 
 from .prompts import Ask
 from .vocabulary import ARGS_TO_CLAUDE, capconf_name
@@ -79,77 +78,3 @@ class Card:
                 "delivered": "pushed",
                 "claude_code_ask": {"tool_name": self.ask.tool_name,
                                     "tool_use_id": self.ask.tool_use_id}}
-
-
-# -- the summary: RFC 8785 (JCS), cut after 200 code points (SPEC APPR-02) ------------
-
-def _number(x: float) -> str:
-    """ECMAScript Number::toString of an IEEE double."""
-    if x == 0:
-        return "0"
-    if x < 0:
-        return "-" + _number(-x)
-    t = Decimal(repr(x)).as_tuple()
-    ds = "".join(map(str, t.digits))
-    exp = int(t.exponent)
-    stripped = ds.rstrip("0")
-    exp += len(ds) - len(stripped)
-    digits = stripped.lstrip("0") or "0"
-    k = len(digits)
-    n = k + exp  # value = 0.digits x 10^n
-    if k <= n <= 21:
-        return digits + "0" * (n - k)
-    if 0 < n <= 21:
-        return digits[:n] + "." + digits[n:]
-    if -6 < n <= 0:
-        return "0." + "0" * (-n) + digits
-    sign = "+" if n - 1 >= 0 else "-"
-    head = digits[0] + ("." + digits[1:] if k > 1 else "")
-    return f"{head}e{sign}{abs(n - 1)}"
-
-
-_ESC = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f",
-        "\r": "\\r"}
-
-
-def _string(s: str) -> str:
-    out = []
-    for ch in s:
-        if ch in _ESC:
-            out.append(_ESC[ch])
-        elif ord(ch) < 0x20:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def canonical(value: Any) -> str:
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        try:
-            return _number(float(value))
-        except OverflowError:
-            return str(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return "null"
-        return _number(value)
-    if isinstance(value, str):
-        return _string(value)
-    if isinstance(value, list):
-        return "[" + ",".join(canonical(v) for v in value) + "]"
-    if isinstance(value, dict):
-        keys = sorted(value, key=lambda k: str(k).encode("utf-16-be"))
-        return "{" + ",".join(_string(str(k)) + ":" + canonical(value[k]) for k in keys) + "}"
-    return _string(json.dumps(value, default=str))
-
-
-def summary(arguments: dict[str, Any]) -> str:
-    text = canonical(arguments)
-    return text if len(text) <= 200 else text[:200] + "..."

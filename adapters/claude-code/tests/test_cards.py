@@ -9,8 +9,10 @@ import subprocess
 import sys
 import time
 
+from _driverkit.jcs import canonical_json as canonical
+from _driverkit.jcs import summary
 from capconf_claude.approval import Policy
-from capconf_claude.cards import Card, Sent, action_of, canonical, capconf_arguments, summary
+from capconf_claude.cards import Card, Sent, action_of, capconf_arguments
 from capconf_claude.driver import envelope
 from capconf_claude.prompts import QUALIFIED, SCRIPT, Ask, PromptRelay, allow, deny
 
